@@ -1,0 +1,69 @@
+//===- Families.h - Registration of the op families ------------*- C++ -*-===//
+//
+// Each family file fills in its ops' OpInfo entries (operands, attributes,
+// shape rule, reference evaluation) and shares the helpers below.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_OPS_FAMILIES_H
+#define KILN_OPS_FAMILIES_H
+
+#include "IR/Graph.h"
+#include "IR/OpInfo.h"
+
+#include <array>
+
+namespace kiln {
+
+/// Returns early from a function returning Error or Expected<T>.
+#define KILN_TRY(expr)                                                         \
+  if (llvm::Error kilnErr_ = (expr))                                           \
+    return kilnErr_;
+
+using OpTable = std::array<OpInfo, kNumOps>;
+inline OpInfo &entry(OpTable &t, OpKind k) {
+  return t[static_cast<unsigned>(k)];
+}
+
+void registerContractionOps(OpTable &t);
+void registerConvolutionOps(OpTable &t);
+void registerNormalizationOps(OpTable &t);
+void registerReductionOps(OpTable &t);
+void registerBinaryOps(OpTable &t);
+void registerUnaryOps(OpTable &t);
+
+/// A user error located at `node`, prefixed with the op's name.
+template <typename... Args>
+llvm::Error opError(const Node &node, fmt::format_string<Args...> f,
+                    Args &&...args) {
+  return diag(node.loc(), "{}: {}", node.info().name.str(),
+              fmt::format(f, std::forward<Args>(args)...));
+}
+
+/// PyTorch broadcasting of two shapes; the error names both operands.
+llvm::Expected<Shape> broadcastShapes(const Node &node, const Shape &a,
+                                      const Shape &b);
+
+/// PyTorch's result_type over a node's operands: dimensioned tensors first,
+/// then rank-0 tensors, then number literals, each tier only winning when
+/// its category (bool < integer < float) is higher.
+DType resultType(llvm::ArrayRef<const Value *> operands);
+
+/// Fails unless `v` has a floating-point dtype.
+llvm::Error requireFloat(const Node &node, const Value &v,
+                         llvm::StringRef role);
+/// Fails unless all present tensor operands share one dtype.
+llvm::Error requireSameDType(const Node &node);
+/// Fails unless `v` has rank `rank`.
+llvm::Error requireRank(const Node &node, const Value &v,
+                        llvm::StringRef role, size_t rank);
+/// Fails unless dim `i` of `v` is static; `what` names it in the message.
+llvm::Error requireStaticDim(const Node &node, const Value &v, size_t i,
+                             llvm::StringRef what);
+
+/// The dims a reduction node reduces over, normalised, sorted, unique. No
+/// `dim` (or an empty list) means every dim.
+llvm::Expected<llvm::SmallVector<int64_t, 4>> reducedDims(const Node &n);
+
+} // namespace kiln
+
+#endif
