@@ -357,4 +357,32 @@ llvm::SmallVector<std::string, 4> Graph::symbols() const {
   return out;
 }
 
+//===----------------------------------------------------------------------===//
+// Unchecked rewriting
+//===----------------------------------------------------------------------===//
+
+void Graph::setOperand(Node &node, unsigned i, Value *v) {
+  if (node.operands_.size() <= i)
+    node.operands_.resize(i + 1, nullptr);
+  node.operands_[i] = v;
+}
+
+void Graph::setAttr(Node &node, llvm::StringRef name, Attr value) {
+  for (auto &[n, a] : node.attrs_)
+    if (n == name) {
+      a = std::move(value);
+      return;
+    }
+  node.attrs_.emplace_back(name.str(), std::move(value));
+}
+
+void Graph::setType(Value &v, TensorType type) { v.type_ = std::move(type); }
+
+void Graph::moveNode(size_t from, size_t to) {
+  assert(from < nodes_.size() && to < nodes_.size());
+  std::unique_ptr<Node> n = std::move(nodes_[from]);
+  nodes_.erase(nodes_.begin() + from);
+  nodes_.insert(nodes_.begin() + to, std::move(n));
+}
+
 } // namespace kiln

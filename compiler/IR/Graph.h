@@ -183,6 +183,14 @@ public:
   /// A located error at `loc`, using this graph's file when loc has none.
   SourceLoc locate(SourceLoc loc) const;
 
+  // --- Unchecked rewriting for passes. These bypass the schema and type
+  // checks of addNode; run verifyGraph() (Verifier.h) after using them.
+  void setOperand(Node &node, unsigned i, Value *v);
+  void setAttr(Node &node, llvm::StringRef name, Attr value);
+  void setType(Value &v, TensorType type);
+  /// Moves node `from` to position `to` in the node order.
+  void moveNode(size_t from, size_t to);
+
 private:
   llvm::Error checkNewName(llvm::StringRef name, const SourceLoc &loc) const;
   Value *newValue(Value::Kind kind, std::string name, TensorType type,

@@ -1,1 +1,81 @@
-int main() { return 0; }
+//===- Main.cpp - The kiln command-line tool -------------------------------===//
+#include "Commands.h"
+
+#include "CudaDriver.h"
+#include "Nvrtc.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#ifndef KILN_VERSION
+#define KILN_VERSION "0.0.0"
+#endif
+
+namespace kiln::cli {
+
+static std::vector<const CommandSpec *> commands() {
+  return {&checkCommand(), &runCommand(), &opsCommand()};
+}
+
+static std::string topHelp() {
+  std::string out =
+      "usage: kiln COMMAND [options]\n\n"
+      "Kiln compiles chains of deep-learning ops, written as .kg graphs, "
+      "into fused\nGPU kernels. See docs/format.md for the graph format.\n\n"
+      "commands:\n";
+  for (const CommandSpec *c : commands())
+    out += fmt::format("  {:<8} {}\n", c->name, c->summary);
+  out += "\noptions:\n"
+         "  --version  print versions (kiln, NVRTC) and the GPU, if any\n"
+         "  --help     show this help; 'kiln COMMAND --help' for a "
+         "command\n\n"
+         "exit codes: 0 success, 1 bad input (graph, data or parameter "
+         "files),\n            2 bad command line, 3 internal error\n";
+  return out;
+}
+
+static int printVersion() {
+  llvm::outs() << "kiln " << KILN_VERSION << "\n"
+               << "NVRTC " << rt::nvrtcVersionString() << "\n"
+               << rt::describeDevices() << "\n";
+  return ExitOk;
+}
+
+static int dispatch(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    llvm::errs() << topHelp();
+    return ExitUsageError;
+  }
+  const std::string &first = args[0];
+  if (first == "--help" || first == "-h" || first == "help") {
+    llvm::outs() << topHelp();
+    return ExitOk;
+  }
+  if (first == "--version" || first == "version")
+    return printVersion();
+  for (const CommandSpec *c : commands()) {
+    if (first != c->name)
+      continue;
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    for (const std::string &a : rest)
+      if (a == "--help" || a == "-h") {
+        llvm::outs() << helpText(*c);
+        return ExitOk;
+      }
+    llvm::Expected<ParsedArgs> parsed = parseArgs(*c, rest);
+    if (!parsed) {
+      llvm::errs() << errorToString(parsed.takeError()) << "\n";
+      return ExitUsageError;
+    }
+    return c->run(*parsed);
+  }
+  llvm::errs() << fmt::format("error: kiln: unknown command '{}'; the "
+                              "commands are check, run, ops (see 'kiln "
+                              "--help')\n",
+                              first);
+  return ExitUsageError;
+}
+
+} // namespace kiln::cli
+
+int main(int argc, char **argv) { return kiln::cli::dispatch(argc, argv); }

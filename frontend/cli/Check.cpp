@@ -1,0 +1,76 @@
+//===- Check.cpp - kiln check: parse, infer, print the typed graph --------===//
+#include "Commands.h"
+
+#include "Parser.h"
+#include "Printer.h"
+#include "Specialize.h"
+#include "Verifier.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace kiln::cli {
+
+llvm::Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path) {
+  llvm::Expected<std::unique_ptr<Graph>> g = parseGraphFile(path);
+  if (!g)
+    return g.takeError();
+  if (llvm::Error e = verifyGraph(**g))
+    return std::move(e);
+  return g;
+}
+
+int reportError(llvm::Error err) {
+  llvm::errs() << errorToString(std::move(err)) << "\n";
+  return ExitUserError;
+}
+
+static int runCheck(const ParsedArgs &args) {
+  llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
+  if (!g)
+    return reportError(g.takeError());
+  std::unique_ptr<Graph> graph = std::move(*g);
+  if (args.has("--bind")) {
+    llvm::Expected<DimBindings> b = parseBindings(args.all("--bind"));
+    if (!b)
+      return reportError(b.takeError());
+    llvm::Expected<std::unique_ptr<Graph>> s = specialize(*graph, *b);
+    if (!s)
+      return reportError(s.takeError());
+    graph = std::move(*s);
+  }
+  PrintOptions opts;
+  opts.types = !args.has("--no-types");
+  llvm::outs() << printGraph(*graph, opts);
+  size_t params = graph->params().size();
+  llvm::errs() << fmt::format("ok: {} input{}, {} parameter{}, {} node{}, "
+                              "{} output{}\n",
+                              graph->inputs().size(),
+                              graph->inputs().size() == 1 ? "" : "s", params,
+                              params == 1 ? "" : "s", graph->nodes().size(),
+                              graph->nodes().size() == 1 ? "" : "s",
+                              graph->outputs().size(),
+                              graph->outputs().size() == 1 ? "" : "s");
+  return ExitOk;
+}
+
+const CommandSpec &checkCommand() {
+  static const CommandSpec spec = {
+      "check",
+      "parse a .kg graph, infer every type, print the typed graph",
+      "kiln check FILE [--bind NAME=SIZE]... [--no-types]",
+      "Parses FILE, checks it (op schemas, shapes, PyTorch broadcasting and "
+      "type promotion),\nand prints it back with the type of every value. "
+      "Errors name file:line:col.\nWith --bind, named dims are replaced by "
+      "sizes first, as running would do.",
+      {
+          {"--bind", "NAME=SIZE", "bind a named dim, e.g. --bind N=1024",
+           true},
+          {"--no-types", nullptr, "print without type annotations"},
+      },
+      1,
+      1,
+      runCheck};
+  return spec;
+}
+
+} // namespace kiln::cli

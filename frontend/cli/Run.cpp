@@ -1,0 +1,221 @@
+//===- Run.cpp - kiln run: execute a graph on .npy inputs -----------------===//
+//
+// Until GPU code generation lands, `kiln run` executes on the float64
+// reference evaluator (CPU) and says so.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+
+#include "HostTensor.h"
+#include "Npy.h"
+#include "Params.h"
+#include "Safetensors.h"
+#include "Specialize.h"
+#include "ref/Evaluator.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace kiln::cli {
+
+namespace {
+
+/// NAME=FILE pairs from repeated options; a bare FILE is allowed when the
+/// graph has exactly one value of that kind.
+llvm::Expected<std::map<std::string, std::string>>
+namedFiles(const std::vector<std::string> &specs,
+           llvm::ArrayRef<Value *> values, llvm::StringRef option) {
+  std::map<std::string, std::string> out;
+  for (const std::string &s : specs) {
+    auto [name, file] = llvm::StringRef(s).split('=');
+    bool named = llvm::any_of(values, [&](Value *v) {
+      return v->name() == name;
+    });
+    if (!named && values.size() == 1 && !llvm::StringRef(s).contains('=')) {
+      name = values[0]->name();
+      file = s;
+    } else if (!named) {
+      std::string known;
+      for (Value *v : values)
+        known += fmt::format("{}{}", known.empty() ? "" : ", ", v->name());
+      return userError("{} {}: the graph has no {} named '{}' (it has: {}); "
+                       "write {} NAME=FILE",
+                       option.str(), s,
+                       option == "--input" ? "input" : "output",
+                       name.str(), known, option.str());
+    }
+    if (!out.emplace(name.str(), file.str()).second)
+      return userError("{} is given twice for '{}'", option.str(),
+                       name.str());
+  }
+  return out;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+readInputs(const Graph &g, const std::map<std::string, std::string> &files) {
+  std::vector<HostTensor> out;
+  for (Value *in : g.inputs()) {
+    auto it = files.find(in->name());
+    if (it == files.end())
+      return userError("graph input '{}' {} has no data; pass --input "
+                       "{}=FILE.npy",
+                       in->name(), in->type().str(), in->name());
+    llvm::Expected<HostTensor> t = readNpy(it->second);
+    if (!t)
+      return t.takeError();
+    if (t->dtype != in->dtype())
+      return userError("input '{}' in {} is {}, but the graph declares {}; "
+                       "convert it (e.g. numpy's x.astype(np.{}))",
+                       in->name(), it->second, dtypeName(t->dtype).str(),
+                       in->type().str(),
+                       in->dtype() == DType::F32   ? "float32"
+                       : in->dtype() == DType::F16 ? "float16"
+                       : in->dtype() == DType::F64 ? "float64"
+                       : in->dtype() == DType::I64 ? "int64"
+                                                   : "bool_");
+    out.push_back(std::move(*t));
+  }
+  return out;
+}
+
+std::string summarize(const Value &v, const RefTensor &t) {
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  int64_t nans = 0;
+  for (double x : t.data) {
+    if (std::isnan(x)) {
+      ++nans;
+      continue;
+    }
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+    sum += x;
+  }
+  int64_t finite = t.numel() - nans;
+  std::string head;
+  for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 6); ++i)
+    head += fmt::format("{}{:.6g}", i ? ", " : "", t.data[i]);
+  return fmt::format("{}: {}  min {:.6g}  max {:.6g}  mean {:.6g}  NaN {}  "
+                     "first [{}{}]",
+                     v.name(), v.type().str(), finite ? lo : NAN,
+                     finite ? hi : NAN, finite ? sum / finite : NAN, nans,
+                     head, t.numel() > 6 ? ", ..." : "");
+}
+
+int runRun(const ParsedArgs &args) {
+  llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
+  if (!g)
+    return reportError(g.takeError());
+  const Graph &graph = **g;
+
+  auto inputFiles = namedFiles(args.all("--input"), graph.inputs(), "--input");
+  if (!inputFiles)
+    return reportError(inputFiles.takeError());
+  auto outputFiles =
+      namedFiles(args.all("--output"), graph.outputs(), "--output");
+  if (!outputFiles)
+    return reportError(outputFiles.takeError());
+  llvm::Expected<std::vector<HostTensor>> inputs =
+      readInputs(graph, *inputFiles);
+  if (!inputs)
+    return reportError(inputs.takeError());
+
+  // Bind named dims from the inputs and specialise.
+  std::vector<llvm::SmallVector<int64_t, 6>> shapes;
+  for (const HostTensor &t : *inputs)
+    shapes.emplace_back(t.shape.begin(), t.shape.end());
+  llvm::Expected<DimBindings> bindings = bindDims(graph, shapes);
+  if (!bindings)
+    return reportError(bindings.takeError());
+  llvm::Expected<std::unique_ptr<Graph>> spec = specialize(graph, *bindings);
+  if (!spec)
+    return reportError(spec.takeError());
+
+  // Parameters: the safetensors file, else initialisers.
+  std::optional<SafetensorsFile> paramFile;
+  std::string paramPath = args.get("--params");
+  if (!paramPath.empty()) {
+    llvm::Expected<SafetensorsFile> f = readSafetensors(paramPath);
+    if (!f)
+      return reportError(f.takeError());
+    paramFile = std::move(*f);
+  }
+  llvm::Expected<BoundParams> params = bindParams(
+      **spec, paramFile ? &*paramFile : nullptr, paramPath);
+  if (!params)
+    return reportError(params.takeError());
+  for (const std::string &w : params->warnings)
+    llvm::errs() << "warning: " << w << "\n";
+
+  std::vector<RefTensor> refInputs, refParams;
+  for (const HostTensor &t : *inputs)
+    refInputs.push_back(toRef(t));
+  for (const HostTensor &t : params->values)
+    refParams.push_back(toRef(t));
+  EvalOptions opts;
+  if (args.has("--max-memory")) {
+    double gib = 0;
+    if (llvm::StringRef(args.get("--max-memory")).getAsDouble(gib) ||
+        gib <= 0)
+      return reportError(userError("--max-memory takes a positive number "
+                                   "of GiB, got '{}'",
+                                   args.get("--max-memory")));
+    opts.maxBytes = static_cast<uint64_t>(gib * (1ull << 30));
+  }
+  llvm::Expected<std::vector<RefTensor>> outs =
+      evaluate(**spec, refInputs, refParams, opts);
+  if (!outs)
+    return reportError(outs.takeError());
+
+  llvm::errs() << fmt::format("ran '{}'{} on the float64 reference "
+                              "evaluator (CPU)\n",
+                              graph.name(),
+                              bindings->empty()
+                                  ? ""
+                                  : fmt::format(" with {}",
+                                                bindingsStr(*bindings)));
+  for (size_t i = 0; i < outs->size(); ++i) {
+    const Value &v = *(*spec)->outputs()[i];
+    llvm::outs() << summarize(v, (*outs)[i]) << "\n";
+    auto it = outputFiles->find(v.name());
+    if (it == outputFiles->end())
+      continue;
+    if (llvm::Error e = writeNpy(it->second, fromRef((*outs)[i], v.dtype())))
+      return reportError(std::move(e));
+    llvm::errs() << fmt::format("wrote {} to {}\n", v.name(), it->second);
+  }
+  return ExitOk;
+}
+
+} // namespace
+
+const CommandSpec &runCommand() {
+  static const CommandSpec spec = {
+      "run",
+      "run a graph on .npy inputs and write .npy outputs",
+      "kiln run FILE --input NAME=FILE.npy... [--params FILE.safetensors] "
+      "[--output [NAME=]FILE.npy]...",
+      "Runs FILE on the given inputs. Named dims are bound from the input "
+      "shapes.\nParameters come from --params by name, else from their "
+      "initialisers in FILE.\nEach output is summarised on stdout and, "
+      "with --output, written as .npy in the\ngraph's dtype. GPU code "
+      "generation is not built yet: this runs the float64\nreference "
+      "evaluator on the CPU, meant for small shapes.",
+      {
+          {"--input", "NAME=FILE",
+           "an input as .npy (NAME= may be left out for a one-input graph)",
+           true},
+          {"--params", "FILE", "parameters as .safetensors, by name"},
+          {"--output", "NAME=FILE",
+           "write an output as .npy (NAME= may be left out for one output)",
+           true},
+          {"--max-memory", "GIB",
+           "refuse to evaluate when more would be needed (default 8)"},
+      },
+      1,
+      1,
+      runRun};
+  return spec;
+}
+
+} // namespace kiln::cli
