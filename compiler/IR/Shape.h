@@ -25,6 +25,7 @@ struct Dim {
 
   Dim() = default;
   Dim(int64_t s) : size(s) {} // NOLINT: dims read naturally as integers
+  Dim(int s) : size(s) {}     // NOLINT: (a literal 0 is not a name)
   Dim(const char *sym) : symbol(sym) {}
   static Dim named(llvm::StringRef sym) {
     Dim d;
