@@ -11,6 +11,7 @@
 
 #include "IR/DType.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>

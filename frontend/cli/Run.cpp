@@ -6,12 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
-#include "HostTensor.h"
+#include "Execute.h"
 #include "Npy.h"
-#include "Params.h"
-#include "Safetensors.h"
-#include "Specialize.h"
-#include "ref/Evaluator.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -120,18 +116,6 @@ int runRun(const ParsedArgs &args) {
   if (!inputs)
     return reportError(inputs.takeError());
 
-  // Bind named dims from the inputs and specialise.
-  std::vector<llvm::SmallVector<int64_t, 6>> shapes;
-  for (const HostTensor &t : *inputs)
-    shapes.emplace_back(t.shape.begin(), t.shape.end());
-  llvm::Expected<DimBindings> bindings = bindDims(graph, shapes);
-  if (!bindings)
-    return reportError(bindings.takeError());
-  llvm::Expected<std::unique_ptr<Graph>> spec = specialize(graph, *bindings);
-  if (!spec)
-    return reportError(spec.takeError());
-
-  // Parameters: the safetensors file, else initialisers.
   std::optional<SafetensorsFile> paramFile;
   std::string paramPath = args.get("--params");
   if (!paramPath.empty()) {
@@ -140,18 +124,6 @@ int runRun(const ParsedArgs &args) {
       return reportError(f.takeError());
     paramFile = std::move(*f);
   }
-  llvm::Expected<BoundParams> params = bindParams(
-      **spec, paramFile ? &*paramFile : nullptr, paramPath);
-  if (!params)
-    return reportError(params.takeError());
-  for (const std::string &w : params->warnings)
-    llvm::errs() << "warning: " << w << "\n";
-
-  std::vector<RefTensor> refInputs, refParams;
-  for (const HostTensor &t : *inputs)
-    refInputs.push_back(toRef(t));
-  for (const HostTensor &t : params->values)
-    refParams.push_back(toRef(t));
   EvalOptions opts;
   if (args.has("--max-memory")) {
     double gib = 0;
@@ -162,25 +134,28 @@ int runRun(const ParsedArgs &args) {
                                    args.get("--max-memory")));
     opts.maxBytes = static_cast<uint64_t>(gib * (1ull << 30));
   }
-  llvm::Expected<std::vector<RefTensor>> outs =
-      evaluate(**spec, refInputs, refParams, opts);
-  if (!outs)
-    return reportError(outs.takeError());
+  llvm::Expected<Execution> run = executeReference(
+      graph, *inputs, paramFile ? &*paramFile : nullptr, paramPath, opts);
+  if (!run)
+    return reportError(run.takeError());
+  for (const std::string &w : run->warnings)
+    llvm::errs() << "warning: " << w << "\n";
 
   llvm::errs() << fmt::format("ran '{}'{} on the float64 reference "
                               "evaluator (CPU)\n",
                               graph.name(),
-                              bindings->empty()
+                              run->bindings.empty()
                                   ? ""
                                   : fmt::format(" with {}",
-                                                bindingsStr(*bindings)));
-  for (size_t i = 0; i < outs->size(); ++i) {
-    const Value &v = *(*spec)->outputs()[i];
-    llvm::outs() << summarize(v, (*outs)[i]) << "\n";
+                                                bindingsStr(run->bindings)));
+  for (size_t i = 0; i < run->outputs.size(); ++i) {
+    const Value &v = *run->specialized->outputs()[i];
+    const RefTensor &t = run->outputs[i];
+    llvm::outs() << summarize(v, t) << "\n";
     auto it = outputFiles->find(v.name());
     if (it == outputFiles->end())
       continue;
-    if (llvm::Error e = writeNpy(it->second, fromRef((*outs)[i], v.dtype())))
+    if (llvm::Error e = writeNpy(it->second, fromRef(t, v.dtype())))
       return reportError(std::move(e));
     llvm::errs() << fmt::format("wrote {} to {}\n", v.name(), it->second);
   }

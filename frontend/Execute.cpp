@@ -1,0 +1,66 @@
+#include "Execute.h"
+
+#include "Params.h"
+
+namespace kiln {
+
+llvm::Expected<Execution> executeReference(const Graph &g,
+                                           llvm::ArrayRef<HostTensor> inputs,
+                                           const SafetensorsFile *params,
+                                           llvm::StringRef paramsName,
+                                           const EvalOptions &opts) {
+  assert(inputs.size() == g.inputs().size() && "one tensor per input");
+  std::vector<llvm::SmallVector<int64_t, 6>> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value &in = *g.inputs()[i];
+    if (inputs[i].dtype != in.dtype())
+      return userError("input '{}' is {}, but the graph declares {}",
+                       in.name(), dtypeName(inputs[i].dtype).str(),
+                       in.type().str());
+    shapes.emplace_back(inputs[i].shape.begin(), inputs[i].shape.end());
+  }
+  Execution run;
+  llvm::Expected<DimBindings> bindings = bindDims(g, shapes);
+  if (!bindings)
+    return bindings.takeError();
+  run.bindings = std::move(*bindings);
+  llvm::Expected<std::unique_ptr<Graph>> spec = specialize(g, run.bindings);
+  if (!spec)
+    return spec.takeError();
+  run.specialized = std::move(*spec);
+
+  llvm::Expected<BoundParams> bound =
+      bindParams(*run.specialized, params, paramsName);
+  if (!bound)
+    return bound.takeError();
+  run.warnings = std::move(bound->warnings);
+
+  std::vector<RefTensor> refInputs, refParams;
+  for (const HostTensor &t : inputs)
+    refInputs.push_back(toRef(t));
+  for (const HostTensor &t : bound->values)
+    refParams.push_back(toRef(t));
+  llvm::Expected<std::vector<RefTensor>> outs =
+      evaluate(*run.specialized, refInputs, refParams, opts);
+  if (!outs)
+    return outs.takeError();
+  run.outputs = std::move(*outs);
+  return run;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+inputsFromFile(const Graph &g, const SafetensorsFile &file,
+               llvm::StringRef fileName) {
+  std::vector<HostTensor> out;
+  for (Value *in : g.inputs()) {
+    const HostTensor *t = file.find(in->name());
+    if (!t)
+      return userError("{} has no tensor named '{}' for the graph input of "
+                       "that name",
+                       fileName.str(), in->name());
+    out.push_back(*t);
+  }
+  return out;
+}
+
+} // namespace kiln

@@ -1,0 +1,46 @@
+//===- Execute.h - Running a graph on host tensors -------------*- C++ -*-===//
+//
+// The steps every caller of the reference evaluator shares (kiln run, the
+// demo, the golden tests): bind named dims from the inputs, specialise,
+// bind parameters (file entries by name, else initialisers), evaluate.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_FRONTEND_EXECUTE_H
+#define KILN_FRONTEND_EXECUTE_H
+
+#include "HostTensor.h"
+#include "Safetensors.h"
+#include "Specialize.h"
+#include "ref/Evaluator.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct Execution {
+  DimBindings bindings;
+  std::unique_ptr<Graph> specialized; // static shapes
+  std::vector<RefTensor> outputs;     // in graph output order
+  std::vector<std::string> warnings;  // e.g. unused parameter file entries
+};
+
+/// Runs `g` on the float64 reference evaluator. `inputs` follow g.inputs();
+/// each must have the declared dtype. `params` may be null (initialisers
+/// only); `paramsName` names it in messages.
+llvm::Expected<Execution> executeReference(const Graph &g,
+                                           llvm::ArrayRef<HostTensor> inputs,
+                                           const SafetensorsFile *params,
+                                           llvm::StringRef paramsName,
+                                           const EvalOptions &opts = {});
+
+/// Takes each graph input by name from `file` (for golden cases, whose
+/// inputs and parameters share one file).
+llvm::Expected<std::vector<HostTensor>>
+inputsFromFile(const Graph &g, const SafetensorsFile &file,
+               llvm::StringRef fileName);
+
+} // namespace kiln
+
+#endif
