@@ -196,4 +196,23 @@ TEST_F(Npy, OneDimensionalFortranOrderIsAccepted) {
   EXPECT_EQ(t->get(0), 2.0);
 }
 
+TEST_F(Npy, OverwritesAtomicallyWithoutLeftovers) {
+  HostTensor a = makeTensor(DType::F32, {4}, [](int64_t i) { return i; });
+  HostTensor b = makeTensor(DType::F64, {2}, [](int64_t i) { return -i; });
+  ASSERT_EQ(errorText(writeNpy(path, a)), "");
+  ASSERT_EQ(errorText(writeNpy(path, b)), "");
+  llvm::Expected<HostTensor> back = readNpy(path);
+  ASSERT_TRUE(!!back);
+  EXPECT_EQ(back->typeStr(), "f64[2]");
+  EXPECT_EQ(back->bytes, b.bytes);
+  std::error_code ec;
+  int files = 0;
+  llvm::SmallString<256> parent(path);
+  llvm::sys::path::remove_filename(parent);
+  for (llvm::sys::fs::directory_iterator it(parent, ec), end; !ec && it != end;
+       it.increment(ec))
+    ++files;
+  EXPECT_EQ(files, 1);
+}
+
 } // namespace

@@ -233,4 +233,24 @@ TEST(BindParams, EndToEndThroughAFile) {
   EXPECT_EQ(p->values[0].get(31), -31.0);
 }
 
+TEST(BindParams, ErrorsCarryTheParamLocation) {
+  Graph g("g", "m.kg");
+  ASSERT_TRUE(!!g.addParam("w", TensorType{DType::F32, {8, 4}}, std::nullopt,
+                           SourceLoc{"m.kg", 3, 9}));
+  SafetensorsFile f;
+  EXPECT_EQ(errorText(bindParams(g, &f, "p.safetensors")),
+            "m.kg:3:9: error: parameter 'w' is not in p.safetensors and has "
+            "no initialiser; add it to the file or give it one, e.g. `param "
+            "w: f32[8, 4] = zeros`");
+}
+
+TEST(BindParams, NeedsStaticShapes) {
+  Graph g("g");
+  ASSERT_TRUE(!!g.addParam("w", TensorType{DType::F32, {"N", 4}},
+                           init(Initializer::Kind::Zeros)));
+  EXPECT_EQ(errorText(bindParams(g, nullptr, "")),
+            "error: parameter 'w' has shape [N, 4]; parameters need static "
+            "shapes");
+}
+
 } // namespace
