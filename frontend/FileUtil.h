@@ -1,0 +1,42 @@
+//===- FileUtil.h - Reading and atomically writing whole files -*- C++ -*-===//
+//
+// Shared by the tensor file formats. Errors name the file and give the
+// operating system's reason.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_FRONTEND_FILEUTIL_H
+#define KILN_FRONTEND_FILEUTIL_H
+
+#include "IR/Diagnostics.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+
+namespace kiln {
+
+/// The whole file (memory-mapped where possible).
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readWholeFile(llvm::StringRef path);
+
+/// Writes `path` through `write` into a temporary file in the same folder
+/// and renames it into place, so readers see the old file or the new one,
+/// never a partial one.
+llvm::Error
+writeFileAtomically(llvm::StringRef path,
+                    llvm::function_ref<void(llvm::raw_ostream &)> write);
+
+/// A user error located at `path`: "path: error: message".
+template <typename... Args>
+llvm::Error fileError(llvm::StringRef path, fmt::format_string<Args...> f,
+                      Args &&...args) {
+  return diag(SourceLoc{path.str()}, f, std::forward<Args>(args)...);
+}
+
+} // namespace kiln
+
+#endif

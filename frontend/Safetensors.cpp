@@ -1,0 +1,300 @@
+#include "Safetensors.h"
+
+#include "FileUtil.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+#include <cassert>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+namespace kiln {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kMaxHeader = 100'000'000;
+constexpr llvm::StringLiteral kMetadataKey("__metadata__");
+
+/// One tensor's header entry, checked against the data buffer.
+struct Entry {
+  std::string name;
+  HostTensor tensor; // dtype and shape only until the data is copied
+  uint64_t begin = 0, end = 0;
+};
+
+std::optional<DType> parseDTypeName(llvm::StringRef s) {
+#define X(E, S, B)                                                             \
+  if (s == safetensorsDTypeName(DType::E))                                     \
+    return DType::E;
+  KILN_DTYPES(X)
+#undef X
+  return std::nullopt;
+}
+
+/// Parses the header JSON, rejecting duplicate top-level names (which
+/// nlohmann::json would otherwise silently merge).
+llvm::Expected<json> parseHeaderJson(llvm::StringRef path,
+                                     llvm::StringRef text) {
+  std::set<std::string> names;
+  std::string duplicate;
+  auto callback = [&](int depth, json::parse_event_t event, json &parsed) {
+    if (depth == 1 && event == json::parse_event_t::key &&
+        !names.insert(parsed.get<std::string>()).second && duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  json header;
+  try {
+    header = json::parse(text.begin(), text.end(), callback);
+  } catch (const json::exception &e) {
+    return fileError(path, "invalid JSON in the safetensors header: {}",
+                     e.what());
+  }
+  if (!duplicate.empty())
+    return fileError(path, "duplicate tensor name '{}' in the header",
+                     duplicate);
+  if (!header.is_object())
+    return fileError(path, "the safetensors header is not a JSON object");
+  return header;
+}
+
+bool isSize(const json &v) {
+  return v.is_number_unsigned() &&
+         v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX);
+}
+
+llvm::Error badField(llvm::StringRef path, llvm::StringRef name,
+                     llvm::StringRef field, llvm::StringRef expected) {
+  return fileError(path,
+                   "tensor '{}': missing or invalid field '{}' (expected {})",
+                   name.str(), field.str(), expected.str());
+}
+
+llvm::Error parseDType(llvm::StringRef path, const std::string &name,
+                       const json &v, Entry &e) {
+  if (!v.contains("dtype") || !v["dtype"].is_string())
+    return badField(path, name, "dtype", "a string such as \"F32\"");
+  std::string s = v["dtype"].get<std::string>();
+  std::optional<DType> dt = parseDTypeName(s);
+  if (!dt)
+    return fileError(path,
+                     "tensor '{}': unsupported dtype '{}'; supported: F32, "
+                     "F16, BF16, F64, I64, BOOL",
+                     name, s);
+  e.tensor.dtype = *dt;
+  return llvm::Error::success();
+}
+
+llvm::Error parseLayout(llvm::StringRef path, const std::string &name,
+                        const json &v, Entry &e) {
+  const json *shape = v.contains("shape") ? &v["shape"] : nullptr;
+  if (!shape || !shape->is_array() ||
+      !std::all_of(shape->begin(), shape->end(), isSize))
+    return badField(path, name, "shape", "a list of non-negative integers");
+  for (const json &s : *shape)
+    e.tensor.shape.push_back(s.get<int64_t>());
+  const json *off = v.contains("data_offsets") ? &v["data_offsets"] : nullptr;
+  if (!off || !off->is_array() || off->size() != 2 ||
+      !std::all_of(off->begin(), off->end(), isSize) ||
+      (*off)[0].get<uint64_t>() > (*off)[1].get<uint64_t>())
+    return badField(path, name, "data_offsets",
+                    "[begin, end] with 0 <= begin <= end");
+  e.begin = (*off)[0].get<uint64_t>();
+  e.end = (*off)[1].get<uint64_t>();
+  return llvm::Error::success();
+}
+
+llvm::Expected<Entry> parseEntry(llvm::StringRef path, const std::string &name,
+                                 const json &v, uint64_t dataSize) {
+  if (!v.is_object())
+    return fileError(path, "tensor '{}': entry is not a JSON object", name);
+  Entry e;
+  e.name = name;
+  if (llvm::Error err = parseDType(path, name, v, e))
+    return err;
+  if (llvm::Error err = parseLayout(path, name, v, e))
+    return err;
+  std::optional<uint64_t> size =
+      checkedByteSize(e.tensor.dtype, e.tensor.shape);
+  if (!size || *size != e.end - e.begin)
+    return fileError(path,
+                     "tensor '{}': {} needs {} bytes but data_offsets [{}, "
+                     "{}] span {}",
+                     name, e.tensor.typeStr(),
+                     size ? std::to_string(*size) : "too many", e.begin, e.end,
+                     e.end - e.begin);
+  if (e.end > dataSize)
+    return fileError(path,
+                     "tensor '{}': data_offsets [{}, {}] lie outside the "
+                     "data buffer of {} bytes (is the file truncated?)",
+                     name, e.begin, e.end, dataSize);
+  return e;
+}
+
+llvm::Error parseMetadata(llvm::StringRef path, const json &v,
+                          std::map<std::string, std::string> &out) {
+  bool ok = v.is_object() && std::all_of(v.begin(), v.end(),
+                                         [](auto &x) { return x.is_string(); });
+  if (!ok)
+    return fileError(path, "'__metadata__' must map strings to strings");
+  for (auto it = v.begin(); it != v.end(); ++it)
+    out[it.key()] = it.value().get<std::string>();
+  return llvm::Error::success();
+}
+
+/// Entries sorted by begin must not overlap (empty tensors never do).
+llvm::Error checkOverlaps(llvm::StringRef path, std::vector<Entry *> byOffset) {
+  std::sort(byOffset.begin(), byOffset.end(), [](Entry *a, Entry *b) {
+    return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
+  });
+  Entry *prev = nullptr;
+  for (Entry *e : byOffset) {
+    if (e->begin == e->end)
+      continue;
+    if (prev && e->begin < prev->end)
+      return fileError(path,
+                       "tensors '{}' and '{}' overlap in the data buffer "
+                       "([{}, {}] and [{}, {}])",
+                       prev->name, e->name, prev->begin, prev->end, e->begin,
+                       e->end);
+    prev = e;
+  }
+  return llvm::Error::success();
+}
+
+/// The header: its length and JSON, checked against the file size.
+llvm::Expected<llvm::StringRef> headerText(llvm::StringRef path,
+                                           llvm::StringRef file) {
+  if (file.size() < 8)
+    return fileError(path,
+                     "file too short for safetensors ({} bytes; the 8-byte "
+                     "header length is missing)",
+                     file.size());
+  uint64_t n = llvm::support::endian::read64le(file.data());
+  if (n > kMaxHeader)
+    return fileError(path,
+                     "header length {} is absurd (over 100 MB); this is not "
+                     "a safetensors file",
+                     n);
+  if (n > file.size() - 8)
+    return fileError(path,
+                     "header length {} runs past the end of the file ({} "
+                     "bytes); the file is truncated or not safetensors",
+                     n, file.size());
+  return file.substr(8, n);
+}
+
+llvm::Expected<SafetensorsFile> readFromBuffer(llvm::StringRef path,
+                                               llvm::StringRef file) {
+  llvm::Expected<llvm::StringRef> text = headerText(path, file);
+  if (!text)
+    return text.takeError();
+  llvm::Expected<json> header = parseHeaderJson(path, *text);
+  if (!header)
+    return header.takeError();
+  llvm::StringRef data = file.substr(8 + text->size());
+  SafetensorsFile out;
+  std::vector<Entry> entries;
+  for (auto it = header->begin(); it != header->end(); ++it) {
+    if (it.key() == kMetadataKey) {
+      if (llvm::Error e = parseMetadata(path, it.value(), out.metadata))
+        return e;
+      continue;
+    }
+    llvm::Expected<Entry> e = parseEntry(path, it.key(), *it, data.size());
+    if (!e)
+      return e.takeError();
+    entries.push_back(std::move(*e));
+  }
+  std::vector<Entry *> ptrs;
+  for (Entry &e : entries)
+    ptrs.push_back(&e);
+  if (llvm::Error e = checkOverlaps(path, ptrs))
+    return e;
+  for (Entry &e : entries) {
+    e.tensor.bytes.assign(data.begin() + e.begin, data.begin() + e.end);
+    out.tensors.emplace_back(std::move(e.name), std::move(e.tensor));
+  }
+  return out;
+}
+
+} // namespace
+
+llvm::StringRef safetensorsDTypeName(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "F32";
+  case DType::F16:
+    return "F16";
+  case DType::BF16:
+    return "BF16";
+  case DType::F64:
+    return "F64";
+  case DType::I64:
+    return "I64";
+  case DType::Bool:
+    return "BOOL";
+  }
+  llvm_unreachable("bad dtype");
+}
+
+const HostTensor *SafetensorsFile::find(llvm::StringRef name) const {
+  for (const auto &[n, t] : tensors)
+    if (n == name)
+      return &t;
+  return nullptr;
+}
+
+llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path) {
+  auto buf = readWholeFile(path);
+  if (!buf)
+    return buf.takeError();
+  return readFromBuffer(path, (*buf)->getBuffer());
+}
+
+llvm::Error
+writeSafetensors(llvm::StringRef path,
+                 llvm::ArrayRef<std::pair<std::string, HostTensor>> tensors,
+                 const std::map<std::string, std::string> &metadata) {
+  std::vector<const std::pair<std::string, HostTensor> *> order;
+  for (const auto &t : tensors)
+    order.push_back(&t);
+  std::sort(order.begin(), order.end(),
+            [](auto *a, auto *b) { return a->first < b->first; });
+  json header = json::object();
+  uint64_t offset = 0;
+  for (const auto *t : order) {
+    const HostTensor &h = t->second;
+    assert(h.bytes.size() == h.byteSize() && "tensor bytes do not match shape");
+    if (header.contains(t->first) || t->first == kMetadataKey)
+      return fileError(path, "cannot write tensor '{}': the name is {}",
+                       t->first,
+                       header.contains(t->first) ? "duplicated" : "reserved");
+    header[t->first] = {
+        {"dtype", safetensorsDTypeName(h.dtype).str()},
+        {"shape", std::vector<int64_t>(h.shape.begin(), h.shape.end())},
+        {"data_offsets", {offset, offset + h.bytes.size()}}};
+    offset += h.bytes.size();
+  }
+  if (!metadata.empty())
+    header[kMetadataKey.str()] = metadata;
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+    char len[8];
+    llvm::support::endian::write64le(len, text.size());
+    os.write(len, 8);
+    os << text;
+    for (const auto *t : order)
+      os.write(reinterpret_cast<const char *>(t->second.bytes.data()),
+               t->second.bytes.size());
+  });
+}
+
+} // namespace kiln
