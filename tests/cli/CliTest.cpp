@@ -1,0 +1,234 @@
+//===- CliTest.cpp - The kiln command line, as a user runs it -------------===//
+//
+// Runs the built `kiln` binary (and the builder example) as processes and
+// checks exit codes, stdout and stderr, the way a new user would meet them.
+//
+//===----------------------------------------------------------------------===//
+#include "Npy.h"
+#include "ref/Compare.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+
+#include <gtest/gtest.h>
+
+using namespace kiln;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+std::string readFile(const std::string &path) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  return buf ? (*buf)->getBuffer().str() : "";
+}
+
+class Cli : public testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("kiln-cli", dir_));
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir_); }
+
+  std::string tmp(const std::string &name) {
+    return std::string(dir_.str()) + "/" + name;
+  }
+
+  /// Runs `program` with `args`, capturing stdout and stderr.
+  Result exec(const std::string &program,
+              const std::vector<std::string> &args) {
+    std::string out = tmp("stdout"), err = tmp("stderr");
+    std::vector<llvm::StringRef> argv = {program};
+    for (const std::string &a : args)
+      argv.push_back(a);
+    std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""),
+                                                  llvm::StringRef(out),
+                                                  llvm::StringRef(err)};
+    int code = llvm::sys::ExecuteAndWait(program, argv, std::nullopt,
+                                         redirects);
+    return {code, readFile(out), readFile(err)};
+  }
+  Result kiln(const std::vector<std::string> &args) {
+    return exec(std::string(KILN_BINARY_DIR) + "/frontend/kiln", args);
+  }
+  static std::string src(const std::string &rel) {
+    return std::string(KILN_SOURCE_DIR) + "/" + rel;
+  }
+  void write(const std::string &path, const std::string &text) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    ASSERT_FALSE(ec);
+    os << text;
+  }
+
+  llvm::SmallString<128> dir_;
+};
+
+const char *kFlagships[] = {"l1_35", "l2_19", "l2_37", "l2_62", "l2_75"};
+
+TEST_F(Cli, HelpAndVersion) {
+  Result r = kiln({"--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("usage: kiln COMMAND"), std::string::npos);
+  for (const char *cmd : {"check", "run", "ops"}) {
+    EXPECT_NE(r.out.find(std::string("  ") + cmd), std::string::npos) << cmd;
+    Result h = kiln({cmd, "--help"});
+    EXPECT_EQ(h.code, 0) << cmd;
+    EXPECT_EQ(h.out.rfind(std::string("usage: kiln ") + cmd, 0), 0u) << cmd;
+  }
+  Result v = kiln({"--version"});
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out.rfind("kiln 0.", 0), 0u) << v.out;
+  EXPECT_NE(v.out.find("NVRTC 13."), std::string::npos) << v.out;
+  // Either a GPU is listed or the reason there is none is given.
+  EXPECT_TRUE(v.out.find("GPU 0:") != std::string::npos ||
+              v.out.find("no GPU: ") != std::string::npos)
+      << v.out;
+}
+
+TEST_F(Cli, UsageErrorsExitWithTwo) {
+  Result none = kiln({});
+  EXPECT_EQ(none.code, 2);
+  Result bad = kiln({"frob"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "error: kiln: unknown command 'frob'; the commands are "
+                     "check, run, ops (see 'kiln --help')\n");
+  Result typo = kiln({"check", src("examples/l2_75.kg"), "--bnd", "N=1"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_EQ(typo.err, "error: kiln check: unknown option '--bnd'; did you "
+                      "mean '--bind'? (see 'kiln check --help')\n");
+  Result missing = kiln({"check"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err, "error: kiln check: expected 1 argument; usage: "
+                         "kiln check FILE [--bind NAME=SIZE]... "
+                         "[--no-types]\n");
+  Result noValue = kiln({"run", src("examples/l2_75_small.kg"), "--input"});
+  EXPECT_EQ(noValue.code, 2);
+  EXPECT_NE(noValue.err.find("option '--input' needs a value"),
+            std::string::npos);
+}
+
+TEST_F(Cli, CheckPrintsATypedGraphThatParsesBack) {
+  for (const char *id : kFlagships)
+    for (std::string suffix : {"", "_small"}) {
+      std::string path = src("examples/" + std::string(id) + suffix + ".kg");
+      Result r = kiln({"check", path});
+      ASSERT_EQ(r.code, 0) << path << "\n" << r.err;
+      EXPECT_NE(r.err.find("ok: 1 input"), std::string::npos) << r.err;
+      std::string again = tmp("again.kg");
+      write(again, r.out);
+      Result r2 = kiln({"check", again});
+      EXPECT_EQ(r2.code, 0) << r2.err;
+      EXPECT_EQ(r2.out, r.out) << path;
+    }
+}
+
+TEST_F(Cli, CheckWithBindingShowsPyTorchsBroadcast) {
+  Result r = kiln({"check", src("examples/l2_75.kg"), "--bind", "N=1024"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("out: f32[1, 8192, 1024, 1] = add(m, bias)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("x: f32[1024, 8192]"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, CheckReportsBadInputWithALocation) {
+  Result nofile = kiln({"check", tmp("nope.kg")});
+  EXPECT_EQ(nofile.code, 1);
+  EXPECT_NE(nofile.err.find(tmp("nope.kg")), std::string::npos) << nofile.err;
+  std::string bad = tmp("bad.kg");
+  write(bad, "graph g(x: f32[4, 3]) {\n  y = linear(x, x)\n  return y\n}\n");
+  Result r = kiln({"check", bad});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind(bad + ":2:7: error: linear:", 0), 0u) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Cli, RunMatchesPyTorchOnEveryFlagship) {
+  for (const char *id : kFlagships) {
+    std::string name = std::string(id) + "_small";
+    std::string out = tmp(name + "_out.npy");
+    Result r = kiln({"run", src("examples/" + name + ".kg"), "--input",
+                     "x=" + src("examples/data/" + name + "_x.npy"),
+                     "--params", src("examples/data/" + name + ".safetensors"),
+                     "--output", out});
+    ASSERT_EQ(r.code, 0) << name << "\n" << r.err;
+    EXPECT_NE(r.err.find("float64 reference evaluator"), std::string::npos);
+    EXPECT_NE(r.out.find("NaN 0"), std::string::npos) << r.out;
+    HostTensor got = cantFail(readNpy(out));
+    HostTensor want =
+        cantFail(readNpy(src("examples/data/" + name + "_expected.npy")));
+    EXPECT_EQ(got.dtype, DType::F32);
+    // The output file is f32: each element carries one f32 rounding.
+    Comparison c = compareTensors(toRef(got), toRef(want), 1e-6, 1e-6);
+    EXPECT_TRUE(c.ok()) << name << ": " << c.firstMismatch;
+    EXPECT_LT(c.relError, 1e-7) << name;
+  }
+}
+
+TEST_F(Cli, RunExplainsBadInputs) {
+  std::string kg = src("examples/l2_75_small.kg");
+  std::string x = src("examples/data/l2_75_small_x.npy");
+  Result noInput = kiln({"run", kg});
+  EXPECT_EQ(noInput.code, 1);
+  EXPECT_EQ(noInput.err, "error: graph input 'x' f32[N, 128] has no data; "
+                         "pass --input x=FILE.npy\n");
+  Result wrongName = kiln({"run", kg, "--input", "y=" + x});
+  EXPECT_EQ(wrongName.code, 1);
+  EXPECT_NE(wrongName.err.find("the graph has no input named 'y' (it has: "
+                               "x)"),
+            std::string::npos)
+      << wrongName.err;
+  // A float64 array where the graph wants f32.
+  std::string f64 = tmp("x64.npy");
+  ASSERT_FALSE(static_cast<bool>(
+      writeNpy(f64, cantFail(readNpy(
+                        src("examples/data/l2_75_small_expected.npy"))))));
+  Result wrongType = kiln({"run", kg, "--input", "x=" + f64});
+  EXPECT_EQ(wrongType.code, 1);
+  EXPECT_NE(wrongType.err.find("is f64[1, 256, 5, 1], but the graph declares "
+                               "f32[N, 128]"),
+            std::string::npos)
+      << wrongType.err;
+  // Right dtype, wrong shape: the named dim binds, the fixed one must match.
+  std::string wrongShape = tmp("x3.npy");
+  HostTensor t(DType::F32, {5, 64});
+  ASSERT_FALSE(static_cast<bool>(writeNpy(wrongShape, t)));
+  Result shape = kiln({"run", kg, "--input", wrongShape});
+  EXPECT_EQ(shape.code, 1);
+  EXPECT_EQ(shape.err, "error: input 'x' has shape [5, 64], but the graph "
+                       "declares [N, 128]: dim 1 must be 128\n");
+}
+
+TEST_F(Cli, RunUsesInitialisersWithoutAParamsFile) {
+  Result r = kiln({"run", src("examples/l2_62_small.kg"), "--input",
+                   src("examples/data/l2_62_small_x.npy")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("out: f32[6, 256]", 0), 0u) << r.out;
+}
+
+TEST_F(Cli, BuilderExamplePrintsTheSameGraphAsTheFile) {
+  Result built =
+      exec(std::string(KILN_BINARY_DIR) + "/examples/build_l2_75", {});
+  ASSERT_EQ(built.code, 0) << built.err;
+  Result parsed = kiln({"check", src("examples/l2_75.kg")});
+  ASSERT_EQ(parsed.code, 0) << parsed.err;
+  EXPECT_EQ(built.out, parsed.out);
+}
+
+TEST_F(Cli, OpsListsEveryOp) {
+  Result r = kiln({"ops"});
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("group_norm(input, weight?, bias?, groups=int, "
+                       "eps=1e-05)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("swish(input)  (also silu)"), std::string::npos);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 34);
+}
+
+} // namespace
