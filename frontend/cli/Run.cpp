@@ -63,7 +63,7 @@ readInputs(const Graph &g, const std::map<std::string, std::string> &files) {
     if (t->dtype != in->dtype())
       return userError("input '{}' in {} is {}, but the graph declares {}; "
                        "convert it (e.g. numpy's x.astype(np.{}))",
-                       in->name(), it->second, dtypeName(t->dtype).str(),
+                       in->name(), it->second, t->typeStr(),
                        in->type().str(),
                        in->dtype() == DType::F32   ? "float32"
                        : in->dtype() == DType::F16 ? "float16"
