@@ -1,5 +1,7 @@
-//===- Contraction.cpp - linear and matmul ---------------------------------===//
+//===- Contraction.cpp - linear and matmul
+//---------------------------------===//
 #include "ops/Families.h"
+#include "ref/Kernels.h"
 
 namespace kiln {
 
@@ -10,8 +12,8 @@ static llvm::Expected<TensorType> inferLinear(const Node &n) {
   KILN_TRY(requireFloat(n, x, "input"));
   KILN_TRY(requireSameDType(n));
   if (x.shape().rank() < 1)
-    return opError(n, "input '{}' must have at least one dim, got {}",
-                   x.name(), x.type().str());
+    return opError(n, "input '{}' must have at least one dim, got {}", x.name(),
+                   x.type().str());
   KILN_TRY(requireRank(n, w, "weight", 2));
   const Dim &in = x.shape()[x.shape().rank() - 1];
   if (!dimsMayBeEqual(in, w.shape()[1]))
@@ -69,14 +71,28 @@ static llvm::Expected<TensorType> inferMatmul(const Node &n) {
   return TensorType{a.dtype(), out};
 }
 
+static llvm::Expected<RefTensor>
+evalLinear(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
+  return ref::linear(*ops[0], *ops[1], ops[2], n.result()->dtype(),
+                     n.result()->shape().sizes());
+}
+
+static llvm::Expected<RefTensor>
+evalMatmul(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
+  return ref::matmul(*ops[0], *ops[1], n.result()->dtype(),
+                     n.result()->shape().sizes());
+}
+
 void registerContractionOps(OpTable &t) {
   OpInfo &linear = entry(t, OpKind::Linear);
   linear.operands = {{"input"}, {"weight"}, {"bias", true}};
   linear.infer = inferLinear;
+  linear.eval = evalLinear;
 
   OpInfo &matmul = entry(t, OpKind::Matmul);
   matmul.operands = {{"input"}, {"other"}};
   matmul.infer = inferMatmul;
+  matmul.eval = evalMatmul;
 }
 
 } // namespace kiln

@@ -1,5 +1,7 @@
-//===- Normalization.cpp - group_norm --------------------------------------===//
+//===- Normalization.cpp - group_norm
+//--------------------------------------===//
 #include "ops/Families.h"
+#include "ref/Kernels.h"
 
 namespace kiln {
 
@@ -29,10 +31,16 @@ static llvm::Expected<TensorType> inferGroupNorm(const Node &n) {
     KILN_TRY(requireRank(n, *p, i == 1 ? "weight" : "bias", 1));
     if (p->shape()[0] != Dim(c))
       return opError(n, "{} '{}' {} must have {} entries, one per channel",
-                     i == 1 ? "weight" : "bias", p->name(),
-                     p->shape().str(), c);
+                     i == 1 ? "weight" : "bias", p->name(), p->shape().str(),
+                     c);
   }
   return x.type();
+}
+
+static llvm::Expected<RefTensor>
+evalGroupNorm(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
+  return ref::groupNorm(*ops[0], ops[1], ops[2], n.getInt("groups"),
+                        n.getFloat("eps"), n.result()->dtype());
 }
 
 void registerNormalizationOps(OpTable &t) {
@@ -43,6 +51,7 @@ void registerNormalizationOps(OpTable &t) {
       {"eps", AttrKind::Float, Attr::ofFloat(1e-5)},
   };
   gn.infer = inferGroupNorm;
+  gn.eval = evalGroupNorm;
 }
 
 } // namespace kiln
