@@ -1,4 +1,5 @@
-//===- BinaryTest.cpp - Reference evaluation of binary ops -----------------===//
+//===- BinaryTest.cpp - Reference evaluation of binary ops
+//-----------------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;
@@ -85,7 +86,7 @@ TEST(RefBinary, IntegerArithmetic) {
   Value *y = b.input("y", DType::I64, {4});
   b.output(b.add(x, y));
   b.output(b.mul(x, 3));
-  b.output(b.div(x, y)); // true division -> f32
+  b.output(b.div(x, y));   // true division -> f32
   b.output(b.add(x, 0.5)); // float literal -> f32
   RefTensor xs = tensorOf({4}, {7, -3, 1000000007, 0}, DType::I64);
   RefTensor ys = tensorOf({4}, {2, 4, 3, -5}, DType::I64);

@@ -1,4 +1,5 @@
-//===- ConvolutionTest.cpp - Reference conv2d and conv_transpose2d ---------===//
+//===- ConvolutionTest.cpp - Reference conv2d and conv_transpose2d
+//---------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;
@@ -58,7 +59,8 @@ TEST(RefConvolution, Conv2dDirectLoop) {
   // Unbatched input gives sample 0 of the batched result.
   RefTensor x0(DType::F32, {Cin, H, W});
   x0.data.assign(x.data.begin(), x.data.begin() + Cin * H * W);
-  RefTensor y0 = conv(false, x0, w, &bias, o), want0(DType::F32, {Cout, OH, OW});
+  RefTensor y0 = conv(false, x0, w, &bias, o),
+            want0(DType::F32, {Cout, OH, OW});
   want0.data.assign(want.data.begin(), want.data.begin() + Cout * OH * OW);
   expectClose(y0, want0);
 }
@@ -105,7 +107,8 @@ TEST(RefConvolution, ConvTranspose2dScatter) {
 TEST(RefConvolution, PointwiseConvIsLinearOverChannels) {
   const int64_t N = 2, Cin = 5, Cout = 3, H = 4, W = 3;
   RefTensor x = randomTensor({N, Cin, H, W}, 57);
-  RefTensor w = randomTensor({Cout, Cin, 1, 1}, 58), bias = randomTensor({Cout}, 59);
+  RefTensor w = randomTensor({Cout, Cin, 1, 1}, 58),
+            bias = randomTensor({Cout}, 59);
   RefTensor y = conv(false, x, w, &bias, {});
   // Rearrange x to [N, H, W, Cin], apply linear, compare channel by channel.
   GraphBuilder b("lin");

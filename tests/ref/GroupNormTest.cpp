@@ -1,4 +1,5 @@
-//===- GroupNormTest.cpp - Reference evaluation of group_norm --------------===//
+//===- GroupNormTest.cpp - Reference evaluation of group_norm
+//--------------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;

@@ -1,4 +1,5 @@
-//===- ReductionTest.cpp - Reference evaluation of reductions --------------===//
+//===- ReductionTest.cpp - Reference evaluation of reductions
+//--------------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;
@@ -7,8 +8,8 @@ using namespace kiln::test;
 namespace {
 const double kNaN = NAN, kInf = INFINITY;
 
-RefTensor reduceOne(OpKind op, const RefTensor &x,
-                    llvm::ArrayRef<int64_t> dims, bool keepdim) {
+RefTensor reduceOne(OpKind op, const RefTensor &x, llvm::ArrayRef<int64_t> dims,
+                    bool keepdim) {
   GraphBuilder b("red");
   Value *in = b.input("x", x.dtype, Shape::fromSizes(x.shape));
   b.output(b.reduce(op, in, dims, keepdim));
@@ -78,8 +79,8 @@ TEST(RefReduction, FullReduction) {
 }
 
 TEST(RefReduction, MinMaxNaN) {
-  RefTensor x = tensorOf({3, 4}, {1, kNaN, 3, -2,   //
-                                  5, 6, -7, 8,      //
+  RefTensor x = tensorOf({3, 4}, {1, kNaN, 3, -2, //
+                                  5, 6, -7, 8,    //
                                   kInf, -kInf, 0, kNaN});
   expectClose(reduceOne(OpKind::Min, x, {1}, false),
               tensorOf({3}, {kNaN, -7, kNaN}));
@@ -92,10 +93,10 @@ TEST(RefReduction, MinMaxNaN) {
 }
 
 TEST(RefReduction, LogSumExpInfinities) {
-  RefTensor x = tensorOf({5, 2}, {-kInf, -kInf,   // all -inf: -inf
-                                  kInf, 1.0,      // +inf: +inf
-                                  kNaN, 1.0,      // NaN propagates
-                                  -kInf, 2.0,     // -inf ignored
+  RefTensor x = tensorOf({5, 2}, {-kInf, -kInf,     // all -inf: -inf
+                                  kInf, 1.0,        // +inf: +inf
+                                  kNaN, 1.0,        // NaN propagates
+                                  -kInf, 2.0,       // -inf ignored
                                   1000.0, 1000.0}); // no overflow
   expectClose(reduceOne(OpKind::LogSumExp, x, {1}, false),
               tensorOf({5}, {-kInf, kInf, kNaN, 2.0, 1000.0 + std::log(2.0)}),

@@ -1,4 +1,5 @@
-//===- RefTestUtil.h - Helpers for the reference evaluator tests -*- C++ -*-===//
+//===- RefTestUtil.h - Helpers for the reference evaluator tests -*- C++
+//-*-===//
 #ifndef KILN_TESTS_REF_REFTESTUTIL_H
 #define KILN_TESTS_REF_REFTESTUTIL_H
 
@@ -25,8 +26,7 @@ inline RefTensor randomTensor(llvm::ArrayRef<int64_t> sizes, unsigned seed,
 }
 
 inline RefTensor tensorOf(llvm::ArrayRef<int64_t> sizes,
-                          std::vector<double> values,
-                          DType dt = DType::F32) {
+                          std::vector<double> values, DType dt = DType::F32) {
   RefTensor t(dt, sizes);
   EXPECT_EQ(t.data.size(), values.size());
   t.data = std::move(values);
@@ -43,8 +43,7 @@ inline std::vector<RefTensor> run(GraphBuilder &b,
     ADD_FAILURE() << errorToString(g.takeError());
     return {};
   }
-  llvm::Expected<std::vector<RefTensor>> out =
-      evaluate(**g, inputs, params);
+  llvm::Expected<std::vector<RefTensor>> out = evaluate(**g, inputs, params);
   if (!out) {
     ADD_FAILURE() << errorToString(out.takeError());
     return {};

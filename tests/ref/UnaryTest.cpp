@@ -1,4 +1,5 @@
-//===- UnaryTest.cpp - Reference evaluation of unary ops -------------------===//
+//===- UnaryTest.cpp - Reference evaluation of unary ops
+//-------------------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;
@@ -52,18 +53,16 @@ TEST(RefUnary, SimpleMath) {
   expectPoints(OpKind::Rsqrt, rsqrt);
   // Hand-checked corners.
   std::vector<double> l = evalAt(OpKind::Log), r = evalAt(OpKind::Rsqrt);
-  EXPECT_TRUE(std::isnan(l[0]));  // log(-3.7)
-  EXPECT_EQ(l[3], -kInf);         // log(0)
-  EXPECT_EQ(r[3], kInf);          // rsqrt(0)
+  EXPECT_TRUE(std::isnan(l[0]));          // log(-3.7)
+  EXPECT_EQ(l[3], -kInf);                 // log(0)
+  EXPECT_EQ(r[3], kInf);                  // rsqrt(0)
   EXPECT_EQ(evalAt(OpKind::Exp)[8], 0.0); // exp(-inf)
 }
 
 TEST(RefUnary, ReluFamily) {
-  expectPoints(OpKind::Relu,
-               {0, 0, 0, 0, 0.5, 1.0, 2.9, 25.0, 0, kInf, kNaN});
+  expectPoints(OpKind::Relu, {0, 0, 0, 0, 0.5, 1.0, 2.9, 25.0, 0, kInf, kNaN});
   expectPoints(OpKind::LeakyRelu,
-               {-0.37, -0.1, -0.025, 0, 0.5, 1.0, 2.9, 25.0, -kInf, kInf,
-                kNaN},
+               {-0.37, -0.1, -0.025, 0, 0.5, 1.0, 2.9, 25.0, -kInf, kInf, kNaN},
                {{"negative_slope", Attr::ofFloat(0.1), {}}});
   // Default slope 0.01.
   EXPECT_DOUBLE_EQ(evalAt(OpKind::LeakyRelu)[1], -0.01);
@@ -72,8 +71,7 @@ TEST(RefUnary, ReluFamily) {
 TEST(RefUnary, SigmoidTanhSwish) {
   expectPoints(OpKind::Sigmoid,
                {sigmoid(-3.7), sigmoid(-1), sigmoid(-0.25), 0.5, sigmoid(0.5),
-                0.7310585786300049, sigmoid(2.9), sigmoid(25), 0.0, 1.0,
-                kNaN});
+                0.7310585786300049, sigmoid(2.9), sigmoid(25), 0.0, 1.0, kNaN});
   std::vector<double> tanh;
   for (double x : kPoints)
     tanh.push_back(std::tanh(x));
@@ -101,8 +99,7 @@ TEST(RefUnary, Gelu) {
 }
 
 TEST(RefUnary, ClampHardtanh) {
-  expectPoints(OpKind::Hardtanh,
-               {-1, -1, -0.25, 0, 0.5, 1, 1, 1, -1, 1, kNaN});
+  expectPoints(OpKind::Hardtanh, {-1, -1, -0.25, 0, 0.5, 1, 1, 1, -1, 1, kNaN});
   expectPoints(OpKind::Hardtanh,
                {-0.5, -0.5, -0.25, 0, 0.5, 1, 2, 2, -0.5, 2, kNaN},
                {{"min_val", Attr::ofFloat(-0.5), {}},
@@ -113,18 +110,17 @@ TEST(RefUnary, ClampHardtanh) {
   expectPoints(OpKind::Clamp,
                {-3.7, -1, -0.25, 0, 0.5, 1, 2.9, 3, -kInf, 3, kNaN},
                {{"max", Attr::ofFloat(3.0), {}}});
-  expectPoints(OpKind::Clamp,
-               {0, 0, 0, 0, 0.5, 1, 2.9, 3, 0, 3, kNaN},
-               {{"min", Attr::ofFloat(0.0), {}},
-                {"max", Attr::ofFloat(3.0), {}}});
+  expectPoints(
+      OpKind::Clamp, {0, 0, 0, 0, 0.5, 1, 2.9, 3, 0, 3, kNaN},
+      {{"min", Attr::ofFloat(0.0), {}}, {"max", Attr::ofFloat(3.0), {}}});
 }
 
 TEST(RefUnary, HardswishMishSoftplus) {
   std::vector<double> hs = evalAt(OpKind::Hardswish);
-  EXPECT_EQ(hs[0], -0.0);              // below -3
+  EXPECT_EQ(hs[0], -0.0); // below -3
   EXPECT_NEAR(hs[1], -1.0 * 2.0 / 6.0, 1e-15);
   EXPECT_NEAR(hs[4], 0.5 * 3.5 / 6.0, 1e-15);
-  EXPECT_EQ(hs[7], 25.0);              // above 3
+  EXPECT_EQ(hs[7], 25.0); // above 3
   EXPECT_TRUE(std::isnan(hs[10]));
 
   std::vector<double> mish = evalAt(OpKind::Mish);
