@@ -1,5 +1,8 @@
 //===- Binary.cpp - add, sub, mul, div, maximum, minimum, pow --------------===//
 #include "ops/Families.h"
+#include "ref/Kernels.h"
+
+#include <cmath>
 
 namespace kiln {
 
@@ -34,12 +37,50 @@ static llvm::Expected<TensorType> inferBinary(const Node &n) {
   return TensorType{dt, *shape};
 }
 
+/// maximum/minimum as PyTorch computes them: NaN in either operand wins.
+static double nanMax(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+}
+static double nanMin(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+}
+
+static double applyBinary(OpKind k, double a, double b) {
+  switch (k) {
+  case OpKind::Add:
+    return a + b;
+  case OpKind::Sub:
+    return a - b;
+  case OpKind::Mul:
+    return a * b;
+  case OpKind::Div:
+    return a / b;
+  case OpKind::Maximum:
+    return nanMax(a, b);
+  case OpKind::Minimum:
+    return nanMin(a, b);
+  case OpKind::Pow:
+    return std::pow(a, b);
+  default:
+    llvm_unreachable("not a binary op");
+  }
+}
+
+static llvm::Expected<RefTensor>
+evalBinary(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
+  OpKind k = n.op();
+  return ref::mapBinary(
+      *ops[0], *ops[1], n.result()->dtype(), n.result()->shape().sizes(),
+      [k](double a, double b) { return applyBinary(k, a, b); });
+}
+
 void registerBinaryOps(OpTable &t) {
   for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
                    OpKind::Maximum, OpKind::Minimum, OpKind::Pow}) {
     OpInfo &info = entry(t, k);
     info.operands = {{"input", false, true}, {"other", false, true}};
     info.infer = inferBinary;
+    info.eval = evalBinary;
   }
 }
 

@@ -1,5 +1,6 @@
 //===- Contraction.cpp - linear and matmul ---------------------------------===//
 #include "ops/Families.h"
+#include "ref/Kernels.h"
 
 namespace kiln {
 
@@ -69,14 +70,28 @@ static llvm::Expected<TensorType> inferMatmul(const Node &n) {
   return TensorType{a.dtype(), out};
 }
 
+static llvm::Expected<RefTensor>
+evalLinear(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
+  return ref::linear(*ops[0], *ops[1], ops[2], n.result()->dtype(),
+                     n.result()->shape().sizes());
+}
+
+static llvm::Expected<RefTensor>
+evalMatmul(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
+  return ref::matmul(*ops[0], *ops[1], n.result()->dtype(),
+                     n.result()->shape().sizes());
+}
+
 void registerContractionOps(OpTable &t) {
   OpInfo &linear = entry(t, OpKind::Linear);
   linear.operands = {{"input"}, {"weight"}, {"bias", true}};
   linear.infer = inferLinear;
+  linear.eval = evalLinear;
 
   OpInfo &matmul = entry(t, OpKind::Matmul);
   matmul.operands = {{"input"}, {"other"}};
   matmul.infer = inferMatmul;
+  matmul.eval = evalMatmul;
 }
 
 } // namespace kiln

@@ -1,5 +1,6 @@
 //===- Convolution.cpp - conv2d and conv_transpose2d -----------------------===//
 #include "ops/Families.h"
+#include "ref/Kernels.h"
 
 namespace kiln {
 
@@ -140,16 +141,43 @@ static llvm::Expected<TensorType> inferConvTranspose2d(const Node &n) {
   return TensorType{x.dtype(), out};
 }
 
+static ref::ConvParams convParams(const Node &n) {
+  ref::ConvParams p;
+  auto stride = n.getInts("stride"), pad = n.getInts("padding"),
+       dil = n.getInts("dilation");
+  for (int i = 0; i < 2; ++i) {
+    p.stride[i] = stride[i];
+    p.padding[i] = pad[i];
+    p.dilation[i] = dil[i];
+  }
+  p.groups = n.getInt("groups");
+  return p;
+}
+
+static llvm::Expected<RefTensor>
+evalConv2d(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
+  return ref::conv2d(*ops[0], *ops[1], ops[2], convParams(n),
+                     n.result()->dtype(), n.result()->shape().sizes());
+}
+
+static llvm::Expected<RefTensor>
+evalConvTranspose2d(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
+  return ref::convTranspose2d(*ops[0], *ops[1], ops[2], convParams(n),
+                              n.result()->dtype(), n.result()->shape().sizes());
+}
+
 void registerConvolutionOps(OpTable &t) {
   OpInfo &conv = entry(t, OpKind::Conv2d);
   conv.operands = {{"input"}, {"weight"}, {"bias", true}};
   conv.attrs = convAttrs(false);
   conv.infer = inferConv2d;
+  conv.eval = evalConv2d;
 
   OpInfo &convT = entry(t, OpKind::ConvTranspose2d);
   convT.operands = {{"input"}, {"weight"}, {"bias", true}};
   convT.attrs = convAttrs(true);
   convT.infer = inferConvTranspose2d;
+  convT.eval = evalConvTranspose2d;
 }
 
 } // namespace kiln

@@ -1,5 +1,6 @@
 //===- Normalization.cpp - group_norm --------------------------------------===//
 #include "ops/Families.h"
+#include "ref/Kernels.h"
 
 namespace kiln {
 
@@ -35,6 +36,12 @@ static llvm::Expected<TensorType> inferGroupNorm(const Node &n) {
   return x.type();
 }
 
+static llvm::Expected<RefTensor>
+evalGroupNorm(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
+  return ref::groupNorm(*ops[0], ops[1], ops[2], n.getInt("groups"),
+                        n.getFloat("eps"), n.result()->dtype());
+}
+
 void registerNormalizationOps(OpTable &t) {
   OpInfo &gn = entry(t, OpKind::GroupNorm);
   gn.operands = {{"input"}, {"weight", true}, {"bias", true}};
@@ -43,6 +50,7 @@ void registerNormalizationOps(OpTable &t) {
       {"eps", AttrKind::Float, Attr::ofFloat(1e-5)},
   };
   gn.infer = inferGroupNorm;
+  gn.eval = evalGroupNorm;
 }
 
 } // namespace kiln

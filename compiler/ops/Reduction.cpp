@@ -1,7 +1,10 @@
 //===- Reduction.cpp - min, max, sum, mean, logsumexp ----------------------===//
 #include "ops/Families.h"
+#include "ref/Kernels.h"
 
 #include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
 
 namespace kiln {
 
@@ -80,6 +83,74 @@ static llvm::Expected<TensorType> inferReduction(const Node &n) {
   return TensorType{dt, out};
 }
 
+// Slice reductions. min/max propagate NaN as torch.amin/amax do; an empty
+// slice never reaches them (the shape rule refuses it).
+static double sliceMax(llvm::ArrayRef<double> v) {
+  double m = -INFINITY;
+  for (double x : v) {
+    if (std::isnan(x))
+      return x;
+    m = std::max(m, x);
+  }
+  return m;
+}
+
+static double sliceMin(llvm::ArrayRef<double> v) {
+  double m = INFINITY;
+  for (double x : v) {
+    if (std::isnan(x))
+      return x;
+    m = std::min(m, x);
+  }
+  return m;
+}
+
+static double sliceMean(llvm::ArrayRef<double> v) {
+  return ref::sum(v) / static_cast<double>(v.size()); // empty: NaN
+}
+
+/// PyTorch's logsumexp: shift by the max unless it is infinite, so an
+/// all -inf slice gives -inf, any +inf gives +inf and NaN propagates.
+static double sliceLogSumExp(llvm::ArrayRef<double> v) {
+  double m = sliceMax(v);
+  if (std::isnan(m))
+    return m;
+  double shift = std::isinf(m) ? 0.0 : m;
+  std::vector<double> e(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    e[i] = std::exp(v[i] - shift);
+  return std::log(ref::sum(e)) + shift;
+}
+
+static llvm::Expected<RefTensor>
+evalReduction(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
+  llvm::Expected<llvm::SmallVector<int64_t, 4>> dims = reducedDims(n);
+  if (!dims)
+    return dims.takeError();
+  double (*f)(llvm::ArrayRef<double>) = nullptr;
+  switch (n.op()) {
+  case OpKind::Min:
+    f = sliceMin;
+    break;
+  case OpKind::Max:
+    f = sliceMax;
+    break;
+  case OpKind::Sum:
+    f = ref::sum;
+    break;
+  case OpKind::Mean:
+    f = sliceMean;
+    break;
+  case OpKind::LogSumExp:
+    f = sliceLogSumExp;
+    break;
+  default:
+    llvm_unreachable("not a reduction");
+  }
+  return ref::reduceSlices(*ops[0], *dims, n.result()->dtype(),
+                           n.result()->shape().sizes(), f);
+}
+
 void registerReductionOps(OpTable &t) {
   for (OpKind k : {OpKind::Min, OpKind::Max, OpKind::Sum, OpKind::Mean,
                    OpKind::LogSumExp}) {
@@ -90,6 +161,7 @@ void registerReductionOps(OpTable &t) {
         {"keepdim", AttrKind::Bool, Attr::ofBool(false)},
     };
     info.infer = inferReduction;
+    info.eval = evalReduction;
   }
   entry(t, OpKind::Min).aliases = {"amin"};
   entry(t, OpKind::Max).aliases = {"amax"};

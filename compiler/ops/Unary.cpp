@@ -1,5 +1,9 @@
 //===- Unary.cpp - elementwise activations and math ------------------------===//
 #include "ops/Families.h"
+#include "ref/Kernels.h"
+
+#include <cmath>
+#include <limits>
 
 namespace kiln {
 
@@ -59,11 +63,115 @@ static llvm::Expected<TensorType> inferUnary(const Node &n) {
   return t;
 }
 
+namespace {
+/// The attributes of a unary node, read once per evaluation.
+struct UnaryAttrs {
+  double slope = 0, lo = -INFINITY, hi = INFINITY, beta = 1, threshold = 20;
+  bool tanhGelu = false;
+};
+
+UnaryAttrs readUnaryAttrs(const Node &n) {
+  UnaryAttrs a;
+  switch (n.op()) {
+  case OpKind::LeakyRelu:
+    a.slope = n.getFloat("negative_slope");
+    break;
+  case OpKind::Gelu:
+    a.tanhGelu = n.getString("approximate") == "tanh";
+    break;
+  case OpKind::Hardtanh:
+    a.lo = n.getFloat("min_val");
+    a.hi = n.getFloat("max_val");
+    break;
+  case OpKind::Clamp:
+    if (n.attr("min"))
+      a.lo = n.getFloat("min");
+    if (n.attr("max"))
+      a.hi = n.getFloat("max");
+    break;
+  case OpKind::Softplus:
+    a.beta = n.getFloat("beta");
+    a.threshold = n.getFloat("threshold");
+    break;
+  default:
+    break;
+  }
+  return a;
+}
+
+/// clamp as PyTorch computes it: NaN stays NaN; an absent bound is ±inf.
+double clampValue(double x, double lo, double hi) {
+  if (std::isnan(x))
+    return x;
+  return std::min(std::max(x, lo), hi);
+}
+
+double gelu(double x, bool tanhForm) {
+  if (!tanhForm)
+    return x * 0.5 * (1.0 + std::erf(x * M_SQRT1_2));
+  const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
+  double inner = beta * (x + kappa * x * x * x);
+  return 0.5 * x * (1.0 + std::tanh(inner));
+}
+
+/// One element, with PyTorch's CPU formulas (so -inf and NaN come out as
+/// they do there: e.g. gelu(-inf) and mish(-inf) are NaN).
+double applyUnary(OpKind k, const UnaryAttrs &a, double x) {
+  switch (k) {
+  case OpKind::Neg:
+    return -x;
+  case OpKind::Abs:
+    return std::abs(x);
+  case OpKind::Exp:
+    return std::exp(x);
+  case OpKind::Log:
+    return std::log(x);
+  case OpKind::Sqrt:
+    return std::sqrt(x);
+  case OpKind::Rsqrt:
+    return 1.0 / std::sqrt(x);
+  case OpKind::Relu:
+    return std::isnan(x) ? x : (x > 0 ? x : 0.0);
+  case OpKind::LeakyRelu:
+    return x > 0 ? x : x * a.slope;
+  case OpKind::Sigmoid:
+    return 1.0 / (1.0 + std::exp(-x));
+  case OpKind::Tanh:
+    return std::tanh(x);
+  case OpKind::Swish:
+    return x / (1.0 + std::exp(-x));
+  case OpKind::Gelu:
+    return gelu(x, a.tanhGelu);
+  case OpKind::Hardtanh:
+  case OpKind::Clamp:
+    return clampValue(x, a.lo, a.hi);
+  case OpKind::Hardswish:
+    return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+  case OpKind::Mish:
+    return x * std::tanh(std::log1p(std::exp(x)));
+  case OpKind::Softplus:
+    return x * a.beta > a.threshold ? x
+                                    : std::log1p(std::exp(x * a.beta)) / a.beta;
+  default:
+    llvm_unreachable("not a unary op");
+  }
+}
+
+llvm::Expected<RefTensor> evalUnary(const Node &n,
+                                    llvm::ArrayRef<const RefTensor *> ops) {
+  UnaryAttrs a = readUnaryAttrs(n);
+  OpKind k = n.op();
+  return ref::mapUnary(*ops[0], n.result()->dtype(),
+                       [&](double x) { return applyUnary(k, a, x); });
+}
+} // namespace
+
 void registerUnaryOps(OpTable &t) {
 #define KILN_OP(E, S, F)                                                       \
   if (OpFamily::F == OpFamily::Unary) {                                        \
     entry(t, OpKind::E).operands = {{"input"}};                                \
     entry(t, OpKind::E).infer = inferUnary;                                    \
+    entry(t, OpKind::E).eval = evalUnary;                                      \
   }
 #include "IR/Ops.def"
 

@@ -38,6 +38,25 @@ struct RefTensor {
       n *= s;
     return n;
   }
+
+  /// A rank-0 tensor holding `v`.
+  static RefTensor scalar(DType dt, double v) {
+    RefTensor t(dt, {});
+    t.data[0] = v;
+    return t;
+  }
+
+  /// Row-major (C order) element strides of `sizes`.
+  static llvm::SmallVector<int64_t, 6>
+  stridesOf(llvm::ArrayRef<int64_t> sizes) {
+    llvm::SmallVector<int64_t, 6> strides(sizes.size());
+    int64_t s = 1;
+    for (size_t i = sizes.size(); i-- > 0;) {
+      strides[i] = s;
+      s *= sizes[i];
+    }
+    return strides;
+  }
 };
 
 } // namespace kiln

@@ -1,0 +1,184 @@
+//===- Evaluator.cpp - The float64 reference evaluator
+//---------------------===//
+#include "ref/Evaluator.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cassert>
+#include <fmt/format.h>
+
+namespace kiln {
+
+namespace {
+
+/// "[2, 3]"
+std::string sizesStr(llvm::ArrayRef<int64_t> sizes) {
+  return fmt::format("[{}]", fmt::join(sizes, ", "));
+}
+
+/// "1.5 GiB (1610612736 bytes)"
+std::string bytesStr(uint64_t bytes) {
+  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes);
+  unsigned u = 0;
+  while (v >= 1024 && u + 1 < std::size(units)) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0)
+    return fmt::format("{} bytes", bytes);
+  return fmt::format("{:.1f} {} ({} bytes)", v, units[u], bytes);
+}
+
+/// Bytes a value takes in the evaluator (8 per element), saturating.
+uint64_t valueBytes(const Value &v) {
+  uint64_t bytes = 8;
+  for (int64_t s : v.shape().sizes())
+    bytes = llvm::SaturatingMultiply(bytes, static_cast<uint64_t>(s));
+  return bytes;
+}
+
+llvm::Error checkStatic(const Graph &g) {
+  for (const auto &v : g.values())
+    if (!v->isLiteral() && !v->shape().isStatic())
+      return userError(
+          "cannot evaluate graph '{}': '{}' has shape {} with named dims; "
+          "specialise the graph for concrete sizes first",
+          g.name(), v->name(), v->shape().str());
+  return llvm::Error::success();
+}
+
+llvm::Error checkSupplied(llvm::StringRef role,
+                          llvm::ArrayRef<Value *> declared,
+                          llvm::ArrayRef<RefTensor> given) {
+  if (declared.size() != given.size())
+    return userError("the graph declares {} {}s but {} were given",
+                     declared.size(), role.str(), given.size());
+  for (size_t i = 0; i < declared.size(); ++i) {
+    llvm::SmallVector<int64_t, 6> want = declared[i]->shape().sizes();
+    if (llvm::ArrayRef<int64_t>(want) !=
+        llvm::ArrayRef<int64_t>(given[i].shape))
+      return userError("{} '{}' has shape {} but the graph declares {}",
+                       role.str(), declared[i]->name(),
+                       sizesStr(given[i].shape), sizesStr(want));
+    if (given[i].numel() != RefTensor::numElements(want))
+      return userError("{} '{}' holds {} values but its shape {} needs {}",
+                       role.str(), declared[i]->name(), given[i].numel(),
+                       sizesStr(want), RefTensor::numElements(want));
+  }
+  return llvm::Error::success();
+}
+
+/// Per node, the results it reads (or makes) for the last time and that can
+/// be freed once it has run. Values the graph returns live to the end; a
+/// value read twice by one node is listed once.
+std::vector<llvm::SmallVector<unsigned, 3>> freedAfter(const Graph &g) {
+  const auto &nodes = g.nodes();
+  std::vector<size_t> last(g.values().size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    last[nodes[i]->result()->id()] = i;
+  std::vector<llvm::SmallVector<Node *, 2>> users = g.users();
+  llvm::DenseMap<const Node *, size_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    index[nodes[i].get()] = i;
+  for (const auto &v : g.values())
+    if (v->isResult() && !users[v->id()].empty())
+      last[v->id()] = index[users[v->id()].back()];
+  std::vector<llvm::SmallVector<unsigned, 3>> freed(nodes.size());
+  for (const auto &v : g.values())
+    if (v->isResult() && !llvm::is_contained(g.outputs(), v.get()))
+      freed[last[v->id()]].push_back(v->id());
+  return freed;
+}
+
+/// Refuses, with what it would need, a graph whose peak of live tensors
+/// exceeds the budget. Inputs, params and literals count throughout.
+llvm::Error
+checkMemory(const Graph &g,
+            const std::vector<llvm::SmallVector<unsigned, 3>> &freed,
+            uint64_t maxBytes) {
+  uint64_t live = 0, peak = 0;
+  for (const auto &v : g.values())
+    if (!v->isResult())
+      live = llvm::SaturatingAdd(live, valueBytes(*v));
+  peak = live;
+  const Node *peakNode = nullptr;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node &n = *g.nodes()[i];
+    live = llvm::SaturatingAdd(live, valueBytes(*n.result()));
+    if (live > peak) {
+      peak = live;
+      peakNode = &n;
+    }
+    for (unsigned id : freed[i])
+      live -= valueBytes(*g.values()[id]);
+  }
+  if (peak <= maxBytes)
+    return llvm::Error::success();
+  return userError(
+      "evaluating graph '{}' needs {} of live tensors at its peak{}, more "
+      "than the limit of {}; use smaller sizes or raise the limit",
+      g.name(), bytesStr(peak),
+      peakNode
+          ? fmt::format(" (while computing '{}')", peakNode->result()->name())
+          : std::string(),
+      bytesStr(maxBytes));
+}
+
+} // namespace
+
+llvm::Expected<std::vector<RefTensor>>
+evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
+         llvm::ArrayRef<RefTensor> params, const EvalOptions &opts) {
+  if (llvm::Error e = checkStatic(g))
+    return e;
+  if (llvm::Error e = checkSupplied("input", g.inputs(), inputs))
+    return e;
+  if (llvm::Error e = checkSupplied("param", g.params(), params))
+    return e;
+  std::vector<llvm::SmallVector<unsigned, 3>> freed = freedAfter(g);
+  if (llvm::Error e = checkMemory(g, freed, opts.maxBytes))
+    return e;
+
+  // Caller-owned tensors by pointer, results and literals owned here.
+  std::vector<const RefTensor *> at(g.values().size(), nullptr);
+  std::vector<RefTensor> owned(g.values().size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    at[g.inputs()[i]->id()] = &inputs[i];
+  for (size_t i = 0; i < params.size(); ++i)
+    at[g.params()[i]->id()] = &params[i];
+  for (const auto &v : g.values())
+    if (v->isLiteral()) {
+      owned[v->id()] = RefTensor::scalar(v->dtype(), v->literal());
+      at[v->id()] = &owned[v->id()];
+    }
+
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node &n = *g.nodes()[i];
+    assert(n.info().eval && "op has no reference evaluation");
+    llvm::SmallVector<const RefTensor *, 3> ops;
+    for (Value *v : n.operands())
+      ops.push_back(v ? at[v->id()] : nullptr);
+    llvm::Expected<RefTensor> r = n.info().eval(n, ops);
+    if (!r)
+      return r.takeError();
+    unsigned id = n.result()->id();
+    assert(llvm::ArrayRef<int64_t>(r->shape) ==
+               llvm::ArrayRef<int64_t>(n.result()->shape().sizes()) &&
+           "eval result disagrees with the inferred shape");
+    owned[id] = std::move(*r);
+    at[id] = &owned[id];
+    for (unsigned dead : freed[i])
+      owned[dead] = RefTensor();
+  }
+
+  // Results move out; returned inputs and params are copied.
+  std::vector<RefTensor> outs;
+  for (Value *v : g.outputs())
+    outs.push_back(v->isResult() ? std::move(owned[v->id()]) : *at[v->id()]);
+  return outs;
+}
+
+} // namespace kiln

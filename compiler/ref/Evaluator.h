@@ -1,0 +1,44 @@
+//===- Evaluator.h - The float64 reference evaluator -----------*- C++ -*-===//
+//
+// Runs a graph on the CPU in double precision, one node at a time, through
+// each op's OpInfo::eval. It is the oracle the generated kernels (and
+// `kiln run --check`) are compared against, so it favours exactness over
+// speed.
+//
+// Before: every value's shape is static (graphs with named dims are
+// specialised first); inputs and params match the graph's declared shapes.
+// After: the outputs, in g.outputs() order, with the graph's dtypes (values
+// held in double, integral where the dtype is).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_REF_EVALUATOR_H
+#define KILN_REF_EVALUATOR_H
+
+#include "IR/Graph.h"
+#include "ref/RefTensor.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln {
+
+struct EvalOptions {
+  /// Refuse to run when the peak of live tensors (8 bytes per element,
+  /// inputs and params included) would exceed this.
+  uint64_t maxBytes = 8ull << 30;
+};
+
+/// Evaluates `g` on `inputs` and `params` (in g.inputs() / g.params()
+/// order). Intermediates are freed after their last use. User errors: named
+/// dims, a wrong number of tensors, a shape mismatch, a memory estimate
+/// above opts.maxBytes, or an op's own evaluation error.
+llvm::Expected<std::vector<RefTensor>>
+evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
+         llvm::ArrayRef<RefTensor> params, const EvalOptions &opts = {});
+
+} // namespace kiln
+
+#endif
