@@ -67,7 +67,8 @@ llvm::Expected<int64_t> Parser::parseInt(bool allowMinus) {
   if (!n)
     return n.takeError();
   if (!n->isInt)
-    return diag(loc(first), "expected an integer, got a float");
+    return diag(loc(first), "expected an integer, got the float {}",
+                formatFloat(n->f));
   return n->i;
 }
 
@@ -120,6 +121,8 @@ llvm::Expected<uint64_t> Parser::parseSeed() {
   if (tok().isName("seed") && peek().is(TokKind::Equal)) {
     take();
     take();
+  } else if (!tok().is(TokKind::Int)) {
+    return expected("a seed such as seed=1");
   }
   llvm::Expected<int64_t> seed = parseInt(/*allowMinus=*/false);
   if (!seed)
@@ -174,9 +177,10 @@ llvm::Expected<Initializer> Parser::parseInit() {
   auto it = llvm::find(names, t.text);
   if (it == names.end()) {
     std::string guess = closestMatch(t.text, names);
-    return diag(loc(t), "unknown initialiser '{}'{}; expected {}", t.text.str(),
-                guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess),
-                kInitForms);
+    return diag(loc(t), "unknown initialiser '{}'; expected {}{}", t.text.str(),
+                kInitForms,
+                guess.empty() ? ""
+                              : fmt::format(" (did you mean '{}'?)", guess));
   }
   init.kind = static_cast<Kind>(it - names.begin());
   if (init.kind == Kind::Zeros || init.kind == Kind::Ones)
