@@ -148,9 +148,12 @@ llvm::Expected<TensorType> Parser::parseType() {
 
 llvm::Expected<Dim> Parser::parseDim() {
   if (tok().is(TokKind::Int)) {
+    const Token &t = tok();
     llvm::Expected<int64_t> size = parseInt(/*allowMinus=*/false);
     if (!size)
       return size.takeError();
+    if (llvm::Error e = checkSize(t, *size, "dim"))
+      return e;
     return Dim(*size);
   }
   if (tok().is(TokKind::Name) && !isReservedWord(tok().text))

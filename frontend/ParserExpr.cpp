@@ -12,6 +12,21 @@ static constexpr unsigned kMaxCallDepth = 200;
 /// Integer operands become doubles; beyond 2^53 they would change value.
 static constexpr int64_t kMaxIntOperand = int64_t(1) << 53;
 
+/// Dims and integer attributes (sizes, strides, groups) stay within 32
+/// bits, so that shape rules can multiply two of them without overflow.
+static constexpr int64_t kMaxSize = INT32_MAX;
+
+llvm::Error Parser::checkSize(const Token &t, int64_t v,
+                              llvm::StringRef what) const {
+  if (v <= kMaxSize && v >= -kMaxSize)
+    return llvm::Error::success();
+  if (what == "dim")
+    return diag(loc(t), "dim {} is too large; a dim is at most {}", v,
+                kMaxSize);
+  return diag(loc(t), "{} {} is out of range; it must lie within -{} to {}",
+              what.str(), v, kMaxSize, kMaxSize);
+}
+
 struct Parser::CallState {
   const OpInfo &info;
   const Token &opTok;
@@ -76,9 +91,12 @@ llvm::Expected<Attr> Parser::parseIntList() {
   const Token &open = take(); // '['
   Attr::IntList list;
   while (!consumeIf(TokKind::RBracket)) {
+    const Token &first = tok();
     llvm::Expected<int64_t> v = parseInt(/*allowMinus=*/true);
     if (!v)
       return v.takeError();
+    if (llvm::Error e = checkSize(first, *v, "integer attribute"))
+      return e;
     list.push_back(*v);
     if (consumeIf(TokKind::Comma) || tok().is(TokKind::RBracket))
       continue;
@@ -107,7 +125,11 @@ llvm::Expected<Attr> Parser::parseAttrValue() {
   llvm::Expected<Number> n = parseNumber();
   if (!n)
     return n.takeError();
-  return n->isInt ? Attr::ofInt(n->i) : Attr::ofFloat(n->f);
+  if (!n->isInt)
+    return Attr::ofFloat(n->f);
+  if (llvm::Error e = checkSize(t, n->i, "integer attribute"))
+    return e;
+  return Attr::ofInt(n->i);
 }
 
 //===----------------------------------------------------------------------===//

@@ -85,6 +85,8 @@ private:
   llvm::Expected<double> parseFloatArg();
   llvm::Error parseInitArgs(Initializer &init);
   llvm::Error unknownOp(const Token &t) const;
+  /// Fails when a dim or integer attribute `v` is beyond 32 bits.
+  llvm::Error checkSize(const Token &t, int64_t v, llvm::StringRef what) const;
 
   struct CallState;
   llvm::Error parseArg(CallState &call);

@@ -173,6 +173,15 @@ std::vector<ErrorCase> cases() {
        "right, must be equal or 1)"},
       {stmt("z = min(x, dim=2)"), "t.kg:4:7: error: min: dim 2 is out of range "
                                   "for 'x' [N, 8] (valid: -2 to 1)"},
+      {stmt("param p: f32[2147483648]"),
+       "t.kg:4:16: error: dim 2147483648 is too large; a dim is at most "
+       "2147483647"},
+      {stmt("z = min(x, dim=[-2147483648])"),
+       "t.kg:4:19: error: integer attribute -2147483648 is out of range; it "
+       "must lie within -2147483647 to 2147483647"},
+      {stmt("z = group_norm(x, groups=4294967296)"),
+       "t.kg:4:28: error: integer attribute 4294967296 is out of range; it "
+       "must lie within -2147483647 to 2147483647"},
       // Outputs.
       {kHead + "  return 1.0\n}\n",
        "t.kg:4:10: error: a graph output must be a tensor, not the number 1.0"},
