@@ -1,8 +1,8 @@
 //===- ParserImpl.h - The .kg recursive-descent parser ---------*- C++ -*-===//
 //
 // Private to the frontend: Parser.cpp parses the graph, its inputs, types,
-// parameters and statements; ParserExpr.cpp parses calls, operands and
-// attribute values.
+// parameters and statements; ParserInit.cpp parameter initialisers;
+// ParserExpr.cpp calls, operands, numbers and attribute values.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_FRONTEND_PARSERIMPL_H
@@ -65,7 +65,7 @@ private:
   llvm::Error parseAssign();
   llvm::Error parseReturn();
 
-  // --- ParserExpr.cpp: expressions.
+  // --- ParserExpr.cpp and ParserInit.cpp: expressions and initialisers.
   /// A value name, a call or a number. `name` names a call's result.
   llvm::Expected<Value *> parseExpr(llvm::StringRef name = "");
   llvm::Expected<Value *> parseCall(llvm::StringRef name);
