@@ -60,8 +60,6 @@ private:
   llvm::Error parseBody(const Token &openBrace);
   llvm::Error parseStatement();
   llvm::Error parseParam();
-  llvm::Expected<Initializer> parseInit();
-  llvm::Expected<uint64_t> parseSeed();
   llvm::Error parseAssign();
   llvm::Error parseReturn();
 
@@ -83,7 +81,9 @@ private:
   llvm::Expected<int64_t> parseInt(bool allowMinus);
   /// A number as a double (an integer is accepted).
   llvm::Expected<double> parseFloatArg();
+  llvm::Expected<Initializer> parseInit();
   llvm::Error parseInitArgs(Initializer &init);
+  llvm::Expected<uint64_t> parseSeed();
   llvm::Error unknownOp(const Token &t) const;
   /// Fails when a dim or integer attribute `v` is beyond 32 bits.
   llvm::Error checkSize(const Token &t, int64_t v, llvm::StringRef what) const;
