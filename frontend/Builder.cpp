@@ -82,13 +82,13 @@ Value *GraphBuilder::convTranspose2d(Operand x, Operand w, Operand bias,
 
 Value *GraphBuilder::groupNorm(Operand x, int64_t groups, Operand weight,
                                Operand bias, double eps) {
-  return call(OpKind::GroupNorm, {x, weight, bias},
-              {{"groups", Attr::ofInt(groups), {}},
-               {"eps", Attr::ofFloat(eps), {}}});
+  return call(
+      OpKind::GroupNorm, {x, weight, bias},
+      {{"groups", Attr::ofInt(groups), {}}, {"eps", Attr::ofFloat(eps), {}}});
 }
 
-Value *GraphBuilder::reduce(OpKind op, Operand x,
-                            llvm::ArrayRef<int64_t> dims, bool keepdim) {
+Value *GraphBuilder::reduce(OpKind op, Operand x, llvm::ArrayRef<int64_t> dims,
+                            bool keepdim) {
   llvm::SmallVector<NamedAttr, 2> attrs;
   if (!dims.empty())
     attrs.push_back({"dim", Attr::ofInts(dims), {}});

@@ -30,9 +30,9 @@ namespace kiln {
 class Operand {
 public:
   Operand() = default;
-  Operand(Value *v) : value_(v), present_(v != nullptr) {} // NOLINT
+  Operand(Value *v) : value_(v), present_(v != nullptr) {}           // NOLINT
   Operand(double v) : number_(v), isNumber_(true), present_(true) {} // NOLINT
-  Operand(int v) // NOLINT
+  Operand(int v)                                                     // NOLINT
       : number_(v), isNumber_(true), isInt_(true), present_(true) {}
   Operand(std::nullopt_t) {} // NOLINT
 
