@@ -15,7 +15,7 @@ llvm::Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path) {
   if (!g)
     return g.takeError();
   if (llvm::Error e = verifyGraph(**g))
-    return std::move(e);
+    return e;
   return g;
 }
 

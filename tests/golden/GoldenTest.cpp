@@ -56,6 +56,19 @@ const char *torchDTypeName(DType t) {
   return "?";
 }
 
+/// Absolute tolerance. Two correct float64 evaluations agree to ~1e-14; at
+/// an offset of 1e6 the mean itself is only known to ulp(1e6) = 1.2e-10, and
+/// PyTorch's own float64 group_norm is further off: on gn_offset_1e6 at
+/// [1, 2, 0] the exact value (rational arithmetic) is -1.846393407092, PyTorch
+/// gives -1.846393410010 (error 2.9e-9) and Kiln -1.846393406124 (9.7e-10).
+/// A naive E[x^2] - E[x]^2 variance is off by ~1e-3 there, so 5e-9 still
+/// catches it.
+double absTolerance(const std::string &name) {
+  if (name == "gn_offset_1e6" || name == "gn_offset_1e6_f64")
+    return 5e-9;
+  return 1e-12;
+}
+
 class Golden : public testing::TestWithParam<std::string> {};
 
 TEST_P(Golden, MatchesPyTorch) {
@@ -84,7 +97,7 @@ TEST_P(Golden, MatchesPyTorch) {
     EXPECT_EQ(Shape::fromSizes(want->shape), out.shape());
     Comparison c =
         compareTensors(run->outputs[i], toRef(*want), /*rtol=*/1e-9,
-                       /*atol=*/1e-12);
+                       absTolerance(GetParam()));
     EXPECT_TRUE(c.ok()) << c.mismatches << " mismatches, first "
                         << c.firstMismatch << "; rel error " << c.relError;
   }
