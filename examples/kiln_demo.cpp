@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdlib>
 
 using namespace kiln;
 
@@ -32,7 +33,11 @@ const Workload kWorkloads[] = {
     {"l2_62", 1024}, {"l2_75", 1024},
 };
 
-std::string root() { return KILN_SOURCE_DIR; }
+/// The source tree: $KILN_SOURCE_DIR if set, else where this was built.
+std::string root() {
+  const char *env = std::getenv("KILN_SOURCE_DIR");
+  return env && *env ? env : KILN_SOURCE_DIR;
+}
 
 llvm::Expected<std::unique_ptr<Graph>> load(const std::string &path) {
   llvm::Expected<std::unique_ptr<Graph>> g = parseGraphFile(path);
@@ -113,13 +118,13 @@ int main() {
   llvm::outs() << "Kiln flagship demo\n\n";
   llvm::Expected<rt::DriverInfo> gpu = rt::probeDevices();
   if (gpu) {
-    llvm::outs() << "GPU: " << rt::describeDevices() << "\n"
+    llvm::outs() << rt::describeDevices() << "\n"
                  << "GPU code generation is not built yet, so this demo "
                     "runs Kiln's float64\nreference evaluator on the CPU.\n";
   } else {
-    llvm::outs() << "No GPU found (" << llvm::toString(gpu.takeError())
-                 << ").\nRunning Kiln's float64 reference evaluator on the "
-                    "CPU instead.\n";
+    llvm::outs() << llvm::toString(gpu.takeError())
+                 << ".\nRunning Kiln's float64 reference evaluator on the CPU "
+                    "instead.\n";
   }
 
   bool ok = true;
