@@ -20,8 +20,8 @@ bindDims(const Graph &g,
     if (actual.size() != in.shape().rank())
       return userError("input '{}' has shape {} (rank {}), but the graph "
                        "declares {} (rank {})",
-                       in.name(), actualStr, actual.size(),
-                       in.shape().str(), in.shape().rank());
+                       in.name(), actualStr, actual.size(), in.shape().str(),
+                       in.shape().rank());
     for (size_t d = 0; d < actual.size(); ++d) {
       const Dim &decl = in.shape()[d];
       if (actual[d] < 0)
@@ -64,9 +64,8 @@ llvm::Expected<DimBindings> parseBindings(llvm::ArrayRef<std::string> specs) {
   return b;
 }
 
-static llvm::Expected<TensorType> substitute(const TensorType &t,
-                                             const DimBindings &b,
-                                             const Value &owner) {
+static llvm::Expected<TensorType>
+substitute(const TensorType &t, const DimBindings &b, const Value &owner) {
   TensorType out{t.dtype, Shape()};
   for (const Dim &d : t.shape) {
     if (d.isStatic()) {
@@ -117,8 +116,8 @@ llvm::Expected<std::unique_ptr<Graph>> specialize(const Graph &g,
     llvm::SmallVector<NamedAttr, 4> attrs;
     for (const auto &[name, a] : n->attrs())
       attrs.push_back({name, a, n->loc()});
-    llvm::Expected<Value *> r = out->addNode(
-        n->op(), operands, attrs, n->result()->name(), n->loc());
+    llvm::Expected<Value *> r =
+        out->addNode(n->op(), operands, attrs, n->result()->name(), n->loc());
     if (!r)
       return r.takeError();
     map[n->result()->id()] = *r;

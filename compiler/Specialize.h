@@ -25,7 +25,8 @@ using DimBindings = std::map<std::string, int64_t>;
 /// g.inputs() order). Errors: wrong rank, a static dim that differs, a named
 /// dim given two different sizes, a negative size.
 llvm::Expected<DimBindings>
-bindDims(const Graph &g, llvm::ArrayRef<llvm::SmallVector<int64_t, 6>> inputShapes);
+bindDims(const Graph &g,
+         llvm::ArrayRef<llvm::SmallVector<int64_t, 6>> inputShapes);
 
 /// Parses "N=4" style bindings (for the command line).
 llvm::Expected<DimBindings> parseBindings(llvm::ArrayRef<std::string> specs);

@@ -44,13 +44,14 @@ private:
       }
       if (v.name().empty())
         return diag(v.loc(), "a {} value has no name",
-                    v.isInput() ? "input" : v.isParam() ? "param" : "result");
+                    v.isInput()   ? "input"
+                    : v.isParam() ? "param"
+                                  : "result");
       if (!names.insert(v.name()).second)
         return diag(v.loc(), "'{}' is defined twice", v.name());
       if (v.isResult() != (v.def() != nullptr) ||
           (v.def() && v.def()->result() != &v))
-        return diag(v.loc(), "'{}' and its defining node disagree",
-                    v.name());
+        return diag(v.loc(), "'{}' and its defining node disagree", v.name());
     }
     return llvm::Error::success();
   }
@@ -76,8 +77,9 @@ private:
                     info.name.str(), n.result()->name());
       if (v->isLiteral()) {
         if (!spec.allowsScalar)
-          return diag(n.loc(), "{} node '{}': operand '{}' cannot be a "
-                               "number",
+          return diag(n.loc(),
+                      "{} node '{}': operand '{}' cannot be a "
+                      "number",
                       info.name.str(), n.result()->name(), spec.name);
         continue;
       }
@@ -98,8 +100,8 @@ private:
       return t.takeError();
     if (*t != n.result()->type())
       return diag(n.loc(), "'{}' is recorded as {} but {} gives {}",
-                  n.result()->name(), n.result()->type().str(),
-                  info.name.str(), t->str());
+                  n.result()->name(), n.result()->type().str(), info.name.str(),
+                  t->str());
     return llvm::Error::success();
   }
 
@@ -109,8 +111,7 @@ private:
     for (const auto &[name, attr] : n.attrs()) {
       const AttrSpec *spec = info.findAttr(name);
       if (!spec || name != spec->name)
-        return diag(n.loc(), "{} has no attribute '{}'", info.name.str(),
-                    name);
+        return diag(n.loc(), "{} has no attribute '{}'", info.name.str(), name);
       if (!seen.insert(name).second)
         return diag(n.loc(), "{}: attribute '{}' appears twice",
                     info.name.str(), name);
@@ -123,8 +124,7 @@ private:
         return diag(n.loc(), "{}: attribute '{}' must have {} values",
                     info.name.str(), name, spec->listLength);
       if (spec->kind == AttrKind::String && !spec->choices.empty() &&
-          !llvm::is_contained(spec->choices,
-                              llvm::StringRef(attr.getString())))
+          !llvm::is_contained(spec->choices, llvm::StringRef(attr.getString())))
         return diag(n.loc(), "{}: attribute '{}' has the invalid value {}",
                     info.name.str(), name, attr.str());
     }
@@ -154,8 +154,7 @@ private:
     llvm::SmallVector<const Value *, 4> seen;
     for (const Value *v : g_.outputs()) {
       if (v->isLiteral())
-        return diag(g_.locate({}), "graph '{}' returns a number",
-                    g_.name());
+        return diag(g_.locate({}), "graph '{}' returns a number", g_.name());
       if (llvm::is_contained(seen, v))
         return diag(v->loc(), "'{}' is returned twice", v->name());
       seen.push_back(v);

@@ -25,20 +25,20 @@ int main() {
   Value *x = b.input("x", DType::F32, {"N", in});
   Value *w = b.param("w", DType::F32, {out, in}, uniform(1));
   Value *bias0 = b.param("b", DType::F32, {out}, uniform(2));
-  Value *gamma = b.param("gamma", DType::F32, {out},
-                         Initializer{Initializer::Kind::Ones});
-  Value *beta = b.param("beta", DType::F32, {out},
-                        Initializer{Initializer::Kind::Zeros});
+  Value *gamma =
+      b.param("gamma", DType::F32, {out}, Initializer{Initializer::Kind::Ones});
+  Value *beta =
+      b.param("beta", DType::F32, {out}, Initializer{Initializer::Kind::Zeros});
   Value *bias = b.param("bias", DType::F32, {1, out, 1, 1},
                         Initializer{Initializer::Kind::Randn, 0, 0, 3});
 
   Value *y = b.call(OpKind::Linear, {x, w, bias0}, {}, "y");
   Value *g = b.call(OpKind::GroupNorm, {y, gamma, beta},
                     {{"groups", Attr::ofInt(groups), {}}}, "g");
-  Value *m = b.call(OpKind::Min, {g},
-                    {{"dim", Attr::ofInts({1}), {}},
-                     {"keepdim", Attr::ofBool(true), {}}},
-                    "m");
+  Value *m = b.call(
+      OpKind::Min, {g},
+      {{"dim", Attr::ofInts({1}), {}}, {"keepdim", Attr::ofBool(true), {}}},
+      "m");
   Value *result = b.call(OpKind::Add, {m, bias}, {}, "out");
   b.output(result);
 

@@ -9,9 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaDriver.h"
 #include "Execute.h"
-#include "Parser.h"
 #include "Printer.h"
-#include "Verifier.h"
 #include "ref/Compare.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -29,7 +27,7 @@ struct Workload {
 };
 
 const Workload kWorkloads[] = {
-    {"l1_35", 112}, {"l2_19", 128}, {"l2_37", 32768},
+    {"l1_35", 112},  {"l2_19", 128},  {"l2_37", 32768},
     {"l2_62", 1024}, {"l2_75", 1024},
 };
 
@@ -39,19 +37,10 @@ std::string root() {
   return env && *env ? env : KILN_SOURCE_DIR;
 }
 
-llvm::Expected<std::unique_ptr<Graph>> load(const std::string &path) {
-  llvm::Expected<std::unique_ptr<Graph>> g = parseGraphFile(path);
-  if (!g)
-    return g.takeError();
-  if (llvm::Error e = verifyGraph(**g))
-    return e;
-  return g;
-}
-
 /// Real shape: parse, bind N, infer every type; prints the output types.
 bool checkRealShape(const Workload &w) {
   std::string path = root() + "/examples/" + w.id + ".kg";
-  llvm::Expected<std::unique_ptr<Graph>> g = load(path);
+  llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(path);
   llvm::Expected<std::unique_ptr<Graph>> s =
       g ? specialize(**g, {{"N", w.batch}})
         : llvm::Expected<std::unique_ptr<Graph>>(g.takeError());
@@ -73,7 +62,7 @@ bool runSmallShape(const Workload &w) {
   std::string name = std::string(w.id) + "_small";
   std::string data = root() + "/tests/data/golden/" + name + ".safetensors";
   llvm::Expected<std::unique_ptr<Graph>> g =
-      load(root() + "/examples/" + name + ".kg");
+      loadGraph(root() + "/examples/" + name + ".kg");
   if (!g) {
     llvm::outs() << fmt::format("  {:<6} FAILED: {}\n", w.id,
                                 errorToString(g.takeError()));
@@ -98,12 +87,11 @@ bool runSmallShape(const Workload &w) {
   const Value &out = *run->specialized->outputs()[0];
   const HostTensor *want = file->find("expected." + out.name());
   if (!want) {
-    llvm::outs() << fmt::format("  {:<6} FAILED: {} has no expected.{}\n",
-                                w.id, data, out.name());
+    llvm::outs() << fmt::format("  {:<6} FAILED: {} has no expected.{}\n", w.id,
+                                data, out.name());
     return false;
   }
-  Comparison c =
-      compareTensors(run->outputs[0], toRef(*want), 1e-9, 1e-12);
+  Comparison c = compareTensors(run->outputs[0], toRef(*want), 1e-9, 1e-12);
   llvm::outs() << fmt::format(
       "  {:<6} {:<22} rel. error vs PyTorch {:.1e}  max abs {:.1e}  "
       "{:>7.1f} ms  {}\n",
@@ -142,7 +130,7 @@ int main() {
   llvm::outs() << "\n3. L2_75 as Kiln sees it (kiln check "
                   "examples/l2_75.kg):\n\n";
   llvm::Expected<std::unique_ptr<Graph>> l2_75 =
-      load(root() + "/examples/l2_75.kg");
+      loadGraph(root() + "/examples/l2_75.kg");
   if (l2_75) {
     llvm::outs() << printGraph(**l2_75, PrintOptions{true});
   } else {

@@ -1,8 +1,19 @@
 #include "Execute.h"
 
 #include "Params.h"
+#include "Parser.h"
+#include "Verifier.h"
 
 namespace kiln {
+
+llvm::Expected<std::unique_ptr<Graph>> loadGraph(llvm::StringRef path) {
+  llvm::Expected<std::unique_ptr<Graph>> g = parseGraphFile(path);
+  if (!g)
+    return g.takeError();
+  if (llvm::Error e = verifyGraph(**g))
+    return e;
+  return g;
+}
 
 llvm::Expected<Execution> executeReference(const Graph &g,
                                            llvm::ArrayRef<HostTensor> inputs,
@@ -14,9 +25,8 @@ llvm::Expected<Execution> executeReference(const Graph &g,
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value &in = *g.inputs()[i];
     if (inputs[i].dtype != in.dtype())
-      return userError("input '{}' is {}, but the graph declares {}",
-                       in.name(), dtypeName(inputs[i].dtype).str(),
-                       in.type().str());
+      return userError("input '{}' is {}, but the graph declares {}", in.name(),
+                       dtypeName(inputs[i].dtype).str(), in.type().str());
     shapes.emplace_back(inputs[i].shape.begin(), inputs[i].shape.end());
   }
   Execution run;

@@ -19,6 +19,9 @@
 
 namespace kiln {
 
+/// Parses a .kg file and verifies the graph.
+llvm::Expected<std::unique_ptr<Graph>> loadGraph(llvm::StringRef path);
+
 struct Execution {
   DimBindings bindings;
   std::unique_ptr<Graph> specialized; // static shapes

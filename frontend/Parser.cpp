@@ -103,19 +103,28 @@ llvm::Error Parser::parseHeader() {
   }
 }
 
-llvm::Error Parser::parseInput() {
-  llvm::Expected<const Token *> name = expectValueName("an input name");
+llvm::Expected<std::pair<const Token *, TensorType>>
+Parser::parseTypedName(llvm::StringRef expectedName, llvm::StringRef role) {
+  llvm::Expected<const Token *> name = expectValueName(expectedName);
   if (!name)
     return name.takeError();
-  std::string what =
-      fmt::format("':' and a type after input '{}'", (*name)->text.str());
+  std::string what = fmt::format("':' and a type after {} '{}'", role.str(),
+                                 (*name)->text.str());
   if (llvm::Expected<const Token *> colon = expect(TokKind::Colon, what);
       !colon)
     return colon.takeError();
   llvm::Expected<TensorType> type = parseType();
   if (!type)
     return type.takeError();
-  return graph_->addInput((*name)->text, *type, loc(**name)).takeError();
+  return std::make_pair(*name, *type);
+}
+
+llvm::Error Parser::parseInput() {
+  auto typed = parseTypedName("an input name", "input");
+  if (!typed)
+    return typed.takeError();
+  auto [name, type] = *typed;
+  return graph_->addInput(name->text, type, loc(*name)).takeError();
 }
 
 llvm::Expected<TensorType> Parser::parseType() {
@@ -205,18 +214,10 @@ llvm::Error Parser::parseStatement() {
 
 llvm::Error Parser::parseParam() {
   take(); // 'param'
-  llvm::Expected<const Token *> name =
-      expectValueName("a parameter name after 'param'");
-  if (!name)
-    return name.takeError();
-  std::string what =
-      fmt::format("':' and a type after parameter '{}'", (*name)->text.str());
-  if (llvm::Expected<const Token *> colon = expect(TokKind::Colon, what);
-      !colon)
-    return colon.takeError();
-  llvm::Expected<TensorType> type = parseType();
-  if (!type)
-    return type.takeError();
+  auto typed = parseTypedName("a parameter name after 'param'", "parameter");
+  if (!typed)
+    return typed.takeError();
+  auto [name, type] = *typed;
   std::optional<Initializer> init;
   if (consumeIf(TokKind::Equal)) {
     llvm::Expected<Initializer> parsed = parseInit();
@@ -224,7 +225,7 @@ llvm::Error Parser::parseParam() {
       return parsed.takeError();
     init = *parsed;
   }
-  return graph_->addParam((*name)->text, *type, init, loc(**name)).takeError();
+  return graph_->addParam(name->text, type, init, loc(*name)).takeError();
 }
 
 llvm::Error Parser::parseAssign() {

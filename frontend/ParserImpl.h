@@ -54,6 +54,9 @@ private:
 
   // --- Parser.cpp: structure.
   llvm::Error parseHeader();
+  /// NAME ':' type, for inputs and parameters.
+  llvm::Expected<std::pair<const Token *, TensorType>>
+  parseTypedName(llvm::StringRef expectedName, llvm::StringRef role);
   llvm::Error parseInput();
   llvm::Expected<TensorType> parseType();
   llvm::Expected<Dim> parseDim();

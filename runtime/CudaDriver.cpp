@@ -16,8 +16,7 @@ struct DriverApi {
   CUresult (*deviceGetCount)(int *) = nullptr;
   CUresult (*deviceGet)(CUdevice *, int) = nullptr;
   CUresult (*deviceGetName)(char *, int, CUdevice) = nullptr;
-  CUresult (*deviceGetAttribute)(int *, CUdevice_attribute,
-                                 CUdevice) = nullptr;
+  CUresult (*deviceGetAttribute)(int *, CUdevice_attribute, CUdevice) = nullptr;
   CUresult (*deviceTotalMem)(size_t *, CUdevice) = nullptr;
   CUresult (*getErrorName)(CUresult, const char **) = nullptr;
 };
@@ -98,10 +97,10 @@ llvm::Expected<DriverInfo> probeDevices() {
     char name[256] = {0};
     api->deviceGetName(name, sizeof(name) - 1, dev);
     d.name = name;
-    api->deviceGetAttribute(
-        &d.ccMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-    api->deviceGetAttribute(
-        &d.ccMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    api->deviceGetAttribute(&d.ccMajor,
+                            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    api->deviceGetAttribute(&d.ccMinor,
+                            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
     api->deviceGetAttribute(&d.multiprocessors,
                             CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
     size_t mem = 0;

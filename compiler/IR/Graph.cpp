@@ -148,8 +148,9 @@ llvm::Expected<Value *> Graph::addParam(llvm::StringRef name, TensorType type,
     return e;
   if (llvm::Error e = checkType(type, "parameter", name, locate(loc)))
     return e;
-  if (init && (init->kind == Initializer::Kind::Randn ||
-               init->kind == Initializer::Kind::Uniform) &&
+  if (init &&
+      (init->kind == Initializer::Kind::Randn ||
+       init->kind == Initializer::Kind::Uniform) &&
       !isFloat(type.dtype))
     return diag(locate(loc),
                 "parameter '{}' is {}, but {} fills floating-point tensors "
@@ -263,8 +264,7 @@ llvm::Expected<Value *> Graph::addNode(OpKind op,
     assert(v->id() < values_.size() && values_[v->id()].get() == v &&
            "operand from another graph");
     if (v->isLiteral() && !spec.allowsScalar)
-      return diag(loc,
-                  "{}: operand '{}' must be a tensor, not the number {}",
+      return diag(loc, "{}: operand '{}' must be a tensor, not the number {}",
                   info.name.str(), spec.name, v->literalStr());
     if (!v->isLiteral())
       ++tensorOperands;
@@ -284,8 +284,7 @@ llvm::Expected<Value *> Graph::addNode(OpKind op,
       std::string known;
       for (const AttrSpec &s : info.attrs)
         known += fmt::format("{}{}", known.empty() ? "" : ", ", s.name);
-      return diag(aloc, "{} has no attribute '{}'{}", info.name.str(),
-                  na.name,
+      return diag(aloc, "{} has no attribute '{}'{}", info.name.str(), na.name,
                   known.empty() ? std::string("; it takes none")
                                 : fmt::format(" (it takes: {})", known));
     }
@@ -321,8 +320,9 @@ llvm::Expected<Value *> Graph::addNode(OpKind op,
 
 llvm::Error Graph::addOutput(Value *v, SourceLoc loc) {
   if (v->isLiteral())
-    return diag(locate(loc), "a graph output must be a tensor, not the "
-                             "number {}",
+    return diag(locate(loc),
+                "a graph output must be a tensor, not the "
+                "number {}",
                 v->literalStr());
   if (llvm::is_contained(outputs_, v))
     return diag(locate(loc), "'{}' is returned twice", v->name());

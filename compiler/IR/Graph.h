@@ -105,9 +105,7 @@ public:
   const SourceLoc &loc() const { return loc_; }
 
   /// Attributes as given (after schema coercion), in schema order.
-  llvm::ArrayRef<std::pair<std::string, Attr>> attrs() const {
-    return attrs_;
-  }
+  llvm::ArrayRef<std::pair<std::string, Attr>> attrs() const { return attrs_; }
   /// The given attribute, else the schema default, else nullopt.
   std::optional<Attr> attr(llvm::StringRef name) const;
   bool hasAttr(llvm::StringRef name) const;
@@ -170,9 +168,7 @@ public:
   llvm::ArrayRef<Value *> outputs() const { return outputs_; }
   /// Nodes in topological (creation) order.
   const std::vector<std::unique_ptr<Node>> &nodes() const { return nodes_; }
-  const std::vector<std::unique_ptr<Value>> &values() const {
-    return values_;
-  }
+  const std::vector<std::unique_ptr<Value>> &values() const { return values_; }
   /// nullptr when no input, param or result has that name.
   Value *lookup(llvm::StringRef name) const;
   /// Users of each value, indexed by Value::id(), in node order.

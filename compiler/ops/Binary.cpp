@@ -1,4 +1,5 @@
-//===- Binary.cpp - add, sub, mul, div, maximum, minimum, pow --------------===//
+//===- Binary.cpp - add, sub, mul, div, maximum, minimum, pow
+//--------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 
@@ -15,9 +16,8 @@ static llvm::Expected<TensorType> inferBinary(const Node &n) {
     return shape.takeError();
   DType dt = resultType({&a, &b});
   if (dt == DType::Bool)
-    return opError(n,
-                   "arithmetic on bool tensors is not supported; both "
-                   "operands are bool");
+    return opError(n, "arithmetic on bool tensors is not supported; both "
+                      "operands are bool");
   switch (n.op()) {
   case OpKind::Div:
     if (!isFloat(dt))

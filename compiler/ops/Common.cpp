@@ -83,14 +83,14 @@ llvm::Error requireSameDType(const Node &node) {
       return opError(node,
                      "operands must share one dtype, but '{}' is {} and '{}' "
                      "is {}",
-                     first->name(), dtypeName(first->dtype()).str(),
-                     v->name(), dtypeName(v->dtype()).str());
+                     first->name(), dtypeName(first->dtype()).str(), v->name(),
+                     dtypeName(v->dtype()).str());
   }
   return llvm::Error::success();
 }
 
-llvm::Error requireRank(const Node &node, const Value &v,
-                        llvm::StringRef role, size_t rank) {
+llvm::Error requireRank(const Node &node, const Value &v, llvm::StringRef role,
+                        size_t rank) {
   if (v.shape().rank() == rank)
     return llvm::Error::success();
   return opError(node, "{} '{}' must have rank {}, but it is {}", role.str(),

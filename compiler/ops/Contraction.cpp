@@ -1,4 +1,5 @@
-//===- Contraction.cpp - linear and matmul ---------------------------------===//
+//===- Contraction.cpp - linear and matmul
+//---------------------------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 
@@ -11,8 +12,8 @@ static llvm::Expected<TensorType> inferLinear(const Node &n) {
   KILN_TRY(requireFloat(n, x, "input"));
   KILN_TRY(requireSameDType(n));
   if (x.shape().rank() < 1)
-    return opError(n, "input '{}' must have at least one dim, got {}",
-                   x.name(), x.type().str());
+    return opError(n, "input '{}' must have at least one dim, got {}", x.name(),
+                   x.type().str());
   KILN_TRY(requireRank(n, w, "weight", 2));
   const Dim &in = x.shape()[x.shape().rank() - 1];
   if (!dimsMayBeEqual(in, w.shape()[1]))

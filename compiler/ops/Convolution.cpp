@@ -1,4 +1,5 @@
-//===- Convolution.cpp - conv2d and conv_transpose2d -----------------------===//
+//===- Convolution.cpp - conv2d and conv_transpose2d
+//-----------------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 
@@ -26,23 +27,40 @@ static llvm::Error checkConvCommon(const Node &n) {
   KILN_TRY(requireSameDType(n));
   size_t r = x.shape().rank();
   if (r != 3 && r != 4)
-    return opError(n,
-                   "input '{}' must be [N, C, H, W] or [C, H, W], got {}",
+    return opError(n, "input '{}' must be [N, C, H, W] or [C, H, W], got {}",
                    x.name(), x.type().str());
   KILN_TRY(requireRank(n, w, "weight", 4));
   for (size_t i = 0; i < 4; ++i)
     KILN_TRY(requireStaticDim(n, w, i, fmt::format("dim {}", i)));
   for (size_t i = r - 3; i < r; ++i)
-    KILN_TRY(requireStaticDim(n, x, i,
-                         i == r - 3 ? "the channel dim" : "a spatial dim"));
+    KILN_TRY(requireStaticDim(
+        n, x, i, i == r - 3 ? "the channel dim" : "a spatial dim"));
+  // Keep every size below 2^31 so the output-size arithmetic below cannot
+  // overflow int64 (the parser enforces this too; the builder does not).
+  constexpr int64_t kMax = (int64_t(1) << 31) - 1;
+  for (const Value *v : {&x, &w})
+    for (const Dim &d : v->shape())
+      if (d.isStatic() && d.size > kMax)
+        return opError(n, "'{}' {} has a dim above {}", v->name(),
+                       v->shape().str(), kMax);
+  for (const auto &[name, a] : n.attrs()) {
+    llvm::SmallVector<int64_t, 4> values;
+    if (a.kind() == AttrKind::IntList)
+      values.assign(a.getInts().begin(), a.getInts().end());
+    else
+      values.push_back(a.getInt());
+    for (int64_t v : values)
+      if (v > kMax || v < -kMax)
+        return opError(n, "{} {} is out of range (at most {})", name, a.str(),
+                       kMax);
+  }
   int64_t groups = n.getInt("groups");
   if (groups <= 0)
     return opError(n, "groups must be positive, got {}", groups);
   for (const char *a : {"stride", "dilation"})
     for (int64_t v : n.getInts(a))
       if (v <= 0)
-        return opError(n, "{} must be positive, got {}", a,
-                       n.attr(a)->str());
+        return opError(n, "{} must be positive, got {}", a, n.attr(a)->str());
   for (int64_t v : n.getInts("padding"))
     if (v < 0)
       return opError(n, "padding must be non-negative, got {}",
@@ -109,8 +127,7 @@ static llvm::Expected<TensorType> inferConvTranspose2d(const Node &n) {
                    "input '{}' has {} channels, but weight '{}' {} expects "
                    "{} (conv_transpose2d's weight is [in_channels, "
                    "out_channels/groups, kH, kW])",
-                   x.name(), cin, w.name(), w.shape().str(),
-                   w.shape()[0].size);
+                   x.name(), cin, w.name(), w.shape().str(), w.shape()[0].size);
   if (cin % groups != 0)
     return opError(n, "in_channels {} is not divisible by groups={}", cin,
                    groups);
@@ -127,14 +144,13 @@ static llvm::Expected<TensorType> inferConvTranspose2d(const Node &n) {
       return opError(n,
                      "output_padding {} must be non-negative and smaller "
                      "than either stride {} or dilation {}",
-                     n.attr("output_padding")->str(),
-                     n.attr("stride")->str(), n.attr("dilation")->str());
+                     n.attr("output_padding")->str(), n.attr("stride")->str(),
+                     n.attr("dilation")->str());
     int64_t in = x.shape()[r - 2 + i].size, k = w.shape()[2 + i].size;
-    int64_t size = (in - 1) * stride[i] - 2 * pad[i] + dil[i] * (k - 1) +
-                   outPad[i] + 1;
+    int64_t size =
+        (in - 1) * stride[i] - 2 * pad[i] + dil[i] * (k - 1) + outPad[i] + 1;
     if (size <= 0)
-      return opError(n,
-                     "output spatial dim {} would be {}; reduce padding {}",
+      return opError(n, "output spatial dim {} would be {}; reduce padding {}",
                      i, size, n.attr("padding")->str());
     out.push_back(Dim(size));
   }

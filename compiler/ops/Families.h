@@ -54,8 +54,8 @@ llvm::Error requireFloat(const Node &node, const Value &v,
 /// Fails unless all present tensor operands share one dtype.
 llvm::Error requireSameDType(const Node &node);
 /// Fails unless `v` has rank `rank`.
-llvm::Error requireRank(const Node &node, const Value &v,
-                        llvm::StringRef role, size_t rank);
+llvm::Error requireRank(const Node &node, const Value &v, llvm::StringRef role,
+                        size_t rank);
 /// Fails unless dim `i` of `v` is static; `what` names it in the message.
 llvm::Error requireStaticDim(const Node &node, const Value &v, size_t i,
                              llvm::StringRef what);

@@ -1,4 +1,5 @@
-//===- Normalization.cpp - group_norm --------------------------------------===//
+//===- Normalization.cpp - group_norm
+//--------------------------------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 
@@ -30,8 +31,8 @@ static llvm::Expected<TensorType> inferGroupNorm(const Node &n) {
     KILN_TRY(requireRank(n, *p, i == 1 ? "weight" : "bias", 1));
     if (p->shape()[0] != Dim(c))
       return opError(n, "{} '{}' {} must have {} entries, one per channel",
-                     i == 1 ? "weight" : "bias", p->name(),
-                     p->shape().str(), c);
+                     i == 1 ? "weight" : "bias", p->name(), p->shape().str(),
+                     c);
   }
   return x.type();
 }

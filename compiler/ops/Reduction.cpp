@@ -1,4 +1,5 @@
-//===- Reduction.cpp - min, max, sum, mean, logsumexp ----------------------===//
+//===- Reduction.cpp - min, max, sum, mean, logsumexp
+//----------------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 
@@ -22,8 +23,7 @@ llvm::Expected<llvm::SmallVector<int64_t, 4>> reducedDims(const Node &n) {
   for (int64_t d : given->getInts()) {
     int64_t nd = normalizeDim(d, s.rank());
     if (nd < 0)
-      return opError(n,
-                     "dim {} is out of range for '{}' {} (valid: {} to {})",
+      return opError(n, "dim {} is out of range for '{}' {} (valid: {} to {})",
                      d, n.operand(0)->name(), s.str(),
                      -std::max<int64_t>(s.rank(), 1),
                      std::max<int64_t>(s.rank(), 1) - 1);

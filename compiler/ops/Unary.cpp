@@ -1,4 +1,5 @@
-//===- Unary.cpp - elementwise activations and math ------------------------===//
+//===- Unary.cpp - elementwise activations and math
+//------------------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 
@@ -9,9 +10,9 @@ namespace kiln {
 
 /// How an op treats non-float inputs, following PyTorch.
 enum class IntPolicy {
-  Keep,       // i64 stays i64 (neg, abs, relu)
-  ToFloat,    // i64 and bool promote to f32 (exp, log, sigmoid, ...)
-  FloatOnly,  // non-float inputs are refused (gelu, silu, clamp, ...)
+  Keep,      // i64 stays i64 (neg, abs, relu)
+  ToFloat,   // i64 and bool promote to f32 (exp, log, sigmoid, ...)
+  FloatOnly, // non-float inputs are refused (gelu, silu, clamp, ...)
 };
 
 static IntPolicy intPolicy(OpKind k) {
@@ -55,9 +56,10 @@ static llvm::Expected<TensorType> inferUnary(const Node &n) {
   if (n.op() == OpKind::Clamp && n.hasAttr("min") && n.hasAttr("max") &&
       n.getFloat("min") > n.getFloat("max"))
     // PyTorch then returns max everywhere; almost surely a mistake here.
-    return opError(n, "min {} is greater than max {}",
-                   n.attr("min")->str(), n.attr("max")->str());
-  if (n.op() == OpKind::Hardtanh && n.getFloat("min_val") > n.getFloat("max_val"))
+    return opError(n, "min {} is greater than max {}", n.attr("min")->str(),
+                   n.attr("max")->str());
+  if (n.op() == OpKind::Hardtanh &&
+      n.getFloat("min_val") > n.getFloat("max_val"))
     return opError(n, "min_val {} is greater than max_val {}",
                    n.attr("min_val")->str(), n.attr("max_val")->str());
   return t;

@@ -19,9 +19,9 @@ Comparison compareTensors(const RefTensor &got, const RefTensor &want,
   Comparison c;
   if (got.shape != want.shape) {
     c.shapeMatches = false;
-    c.firstMismatch = fmt::format("shape [{}], want [{}]",
-                                  fmt::join(got.shape, ", "),
-                                  fmt::join(want.shape, ", "));
+    c.firstMismatch =
+        fmt::format("shape [{}], want [{}]", fmt::join(got.shape, ", "),
+                    fmt::join(want.shape, ", "));
     return c;
   }
   double diff2 = 0, ref2 = 0;
@@ -40,8 +40,8 @@ Comparison compareTensors(const RefTensor &got, const RefTensor &want,
       bad = d > atol + rtol * std::fabs(w);
     }
     if (bad && c.mismatches++ == 0)
-      c.firstMismatch = fmt::format("at {}: got {}, want {}",
-                                    indexStr(want.shape, i), g, w);
+      c.firstMismatch =
+          fmt::format("at {}: got {}, want {}", indexStr(want.shape, i), g, w);
   }
   c.relError = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   return c;

@@ -10,9 +10,9 @@ namespace kiln {
 
 struct Comparison {
   bool shapeMatches = true;
-  int64_t mismatches = 0; // elements outside tolerance (NaN vs non-NaN too)
-  double maxAbsError = 0; // over elements where both are finite
-  double relError = 0;    // ||got - want|| / ||want|| over finite elements
+  int64_t mismatches = 0;    // elements outside tolerance (NaN vs non-NaN too)
+  double maxAbsError = 0;    // over elements where both are finite
+  double relError = 0;       // ||got - want|| / ||want|| over finite elements
   std::string firstMismatch; // "at [1, 2]: got 0.5, want 0.25"
   bool ok() const { return shapeMatches && mismatches == 0; }
 };

@@ -27,8 +27,7 @@ static const OptionSpec *findOption(const CommandSpec &cmd,
   return nullptr;
 }
 
-static std::string suggestOption(const CommandSpec &cmd,
-                                 llvm::StringRef name) {
+static std::string suggestOption(const CommandSpec &cmd, llvm::StringRef name) {
   const char *best = nullptr;
   unsigned bestDist = 3;
   for (const OptionSpec &o : cmd.options) {
@@ -88,8 +87,8 @@ llvm::Expected<ParsedArgs> parseArgs(const CommandSpec &cmd,
                      cmd.minPositional == cmd.maxPositional
                          ? fmt::format("{} argument{}", cmd.minPositional,
                                        cmd.minPositional == 1 ? "" : "s")
-                         : fmt::format("{} to {} arguments",
-                                       cmd.minPositional, cmd.maxPositional),
+                         : fmt::format("{} to {} arguments", cmd.minPositional,
+                                       cmd.maxPositional),
                      cmd.usage);
   return out;
 }

@@ -1,23 +1,13 @@
 //===- Check.cpp - kiln check: parse, infer, print the typed graph --------===//
 #include "Commands.h"
 
-#include "Parser.h"
+#include "Execute.h"
 #include "Printer.h"
 #include "Specialize.h"
-#include "Verifier.h"
 
 #include "llvm/Support/raw_ostream.h"
 
 namespace kiln::cli {
-
-llvm::Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path) {
-  llvm::Expected<std::unique_ptr<Graph>> g = parseGraphFile(path);
-  if (!g)
-    return g.takeError();
-  if (llvm::Error e = verifyGraph(**g))
-    return e;
-  return g;
-}
 
 int reportError(llvm::Error err) {
   llvm::errs() << errorToString(std::move(err)) << "\n";
@@ -42,14 +32,13 @@ static int runCheck(const ParsedArgs &args) {
   opts.types = !args.has("--no-types");
   llvm::outs() << printGraph(*graph, opts);
   size_t params = graph->params().size();
-  llvm::errs() << fmt::format("ok: {} input{}, {} parameter{}, {} node{}, "
-                              "{} output{}\n",
-                              graph->inputs().size(),
-                              graph->inputs().size() == 1 ? "" : "s", params,
-                              params == 1 ? "" : "s", graph->nodes().size(),
-                              graph->nodes().size() == 1 ? "" : "s",
-                              graph->outputs().size(),
-                              graph->outputs().size() == 1 ? "" : "s");
+  llvm::errs() << fmt::format(
+      "ok: {} input{}, {} parameter{}, {} node{}, "
+      "{} output{}\n",
+      graph->inputs().size(), graph->inputs().size() == 1 ? "" : "s", params,
+      params == 1 ? "" : "s", graph->nodes().size(),
+      graph->nodes().size() == 1 ? "" : "s", graph->outputs().size(),
+      graph->outputs().size() == 1 ? "" : "s");
   return ExitOk;
 }
 
@@ -63,8 +52,7 @@ const CommandSpec &checkCommand() {
       "Errors name file:line:col.\nWith --bind, named dims are replaced by "
       "sizes first, as running would do.",
       {
-          {"--bind", "NAME=SIZE", "bind a named dim, e.g. --bind N=1024",
-           true},
+          {"--bind", "NAME=SIZE", "bind a named dim, e.g. --bind N=1024", true},
           {"--no-types", nullptr, "print without type annotations"},
       },
       1,

@@ -14,9 +14,6 @@ const CommandSpec &checkCommand();
 const CommandSpec &runCommand();
 const CommandSpec &opsCommand();
 
-/// Parses and verifies a .kg file.
-llvm::Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path);
-
 /// Prints a user error to stderr and returns ExitUserError.
 int reportError(llvm::Error err);
 

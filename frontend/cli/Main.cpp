@@ -1,4 +1,5 @@
-//===- Main.cpp - The kiln command-line tool -------------------------------===//
+//===- Main.cpp - The kiln command-line tool
+//-------------------------------===//
 #include "Commands.h"
 
 #include "CudaDriver.h"

@@ -20,8 +20,7 @@ static std::string describeOp(const OpInfo &op) {
   }
   std::string aliases;
   for (const char *alias : op.aliases)
-    aliases += fmt::format("{}{}", aliases.empty() ? "  (also " : ", ",
-                           alias);
+    aliases += fmt::format("{}{}", aliases.empty() ? "  (also " : ", ", alias);
   if (!aliases.empty())
     aliases += ")";
   return fmt::format("{}({}){}", op.name.str(), sig, aliases);

@@ -25,9 +25,8 @@ namedFiles(const std::vector<std::string> &specs,
   std::map<std::string, std::string> out;
   for (const std::string &s : specs) {
     auto [name, file] = llvm::StringRef(s).split('=');
-    bool named = llvm::any_of(values, [&](Value *v) {
-      return v->name() == name;
-    });
+    bool named =
+        llvm::any_of(values, [&](Value *v) { return v->name() == name; });
     if (!named && values.size() == 1 && !llvm::StringRef(s).contains('=')) {
       name = values[0]->name();
       file = s;
@@ -38,12 +37,11 @@ namedFiles(const std::vector<std::string> &specs,
       return userError("{} {}: the graph has no {} named '{}' (it has: {}); "
                        "write {} NAME=FILE",
                        option.str(), s,
-                       option == "--input" ? "input" : "output",
-                       name.str(), known, option.str());
+                       option == "--input" ? "input" : "output", name.str(),
+                       known, option.str());
     }
     if (!out.emplace(name.str(), file.str()).second)
-      return userError("{} is given twice for '{}'", option.str(),
-                       name.str());
+      return userError("{} is given twice for '{}'", option.str(), name.str());
   }
   return out;
 }
@@ -63,8 +61,7 @@ readInputs(const Graph &g, const std::map<std::string, std::string> &files) {
     if (t->dtype != in->dtype())
       return userError("input '{}' in {} is {}, but the graph declares {}; "
                        "convert it (e.g. numpy's x.astype(np.{}))",
-                       in->name(), it->second, t->typeStr(),
-                       in->type().str(),
+                       in->name(), it->second, t->typeStr(), in->type().str(),
                        in->dtype() == DType::F32   ? "float32"
                        : in->dtype() == DType::F16 ? "float16"
                        : in->dtype() == DType::F64 ? "float64"
@@ -94,8 +91,8 @@ std::string summarize(const Value &v, const RefTensor &t) {
   return fmt::format("{}: {}  min {:.6g}  max {:.6g}  mean {:.6g}  NaN {}  "
                      "first [{}{}]",
                      v.name(), v.type().str(), finite ? lo : NAN,
-                     finite ? hi : NAN, finite ? sum / finite : NAN, nans,
-                     head, t.numel() > 6 ? ", ..." : "");
+                     finite ? hi : NAN, finite ? sum / finite : NAN, nans, head,
+                     t.numel() > 6 ? ", ..." : "");
 }
 
 int runRun(const ParsedArgs &args) {
@@ -127,8 +124,7 @@ int runRun(const ParsedArgs &args) {
   EvalOptions opts;
   if (args.has("--max-memory")) {
     double gib = 0;
-    if (llvm::StringRef(args.get("--max-memory")).getAsDouble(gib) ||
-        gib <= 0)
+    if (llvm::StringRef(args.get("--max-memory")).getAsDouble(gib) || gib <= 0)
       return reportError(userError("--max-memory takes a positive number "
                                    "of GiB, got '{}'",
                                    args.get("--max-memory")));
@@ -141,13 +137,13 @@ int runRun(const ParsedArgs &args) {
   for (const std::string &w : run->warnings)
     llvm::errs() << "warning: " << w << "\n";
 
-  llvm::errs() << fmt::format("ran '{}'{} on the float64 reference "
-                              "evaluator (CPU)\n",
-                              graph.name(),
-                              run->bindings.empty()
-                                  ? ""
-                                  : fmt::format(" with {}",
-                                                bindingsStr(run->bindings)));
+  llvm::errs() << fmt::format(
+      "ran '{}'{} on the float64 reference "
+      "evaluator (CPU)\n",
+      graph.name(),
+      run->bindings.empty()
+          ? ""
+          : fmt::format(" with {}", bindingsStr(run->bindings)));
   for (size_t i = 0; i < run->outputs.size(); ++i) {
     const Value &v = *run->specialized->outputs()[i];
     const RefTensor &t = run->outputs[i];

@@ -47,11 +47,9 @@ protected:
     std::vector<llvm::StringRef> argv = {program};
     for (const std::string &a : args)
       argv.push_back(a);
-    llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""),
-                                                   llvm::StringRef(out),
-                                                   llvm::StringRef(err)};
-    int code =
-        llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects);
+    llvm::Optional<llvm::StringRef> redirects[] = {
+        llvm::StringRef(""), llvm::StringRef(out), llvm::StringRef(err)};
+    int code = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects);
     return {code, readFile(out), readFile(err)};
   }
   Result kiln(const std::vector<std::string> &args) {
@@ -156,10 +154,10 @@ TEST_F(Cli, RunMatchesPyTorchOnEveryFlagship) {
   for (const char *id : kFlagships) {
     std::string name = std::string(id) + "_small";
     std::string out = tmp(name + "_out.npy");
-    Result r = kiln({"run", src("examples/" + name + ".kg"), "--input",
-                     "x=" + src("examples/data/" + name + "_x.npy"),
-                     "--params", src("examples/data/" + name + ".safetensors"),
-                     "--output", out});
+    Result r =
+        kiln({"run", src("examples/" + name + ".kg"), "--input",
+              "x=" + src("examples/data/" + name + "_x.npy"), "--params",
+              src("examples/data/" + name + ".safetensors"), "--output", out});
     ASSERT_EQ(r.code, 0) << name << "\n" << r.err;
     EXPECT_NE(r.err.find("float64 reference evaluator"), std::string::npos);
     EXPECT_NE(r.out.find("NaN 0"), std::string::npos) << r.out;
@@ -189,9 +187,8 @@ TEST_F(Cli, RunExplainsBadInputs) {
       << wrongName.err;
   // A float64 array where the graph wants f32.
   std::string f64 = tmp("x64.npy");
-  ASSERT_FALSE(static_cast<bool>(
-      writeNpy(f64, cantFail(readNpy(
-                        src("examples/data/l2_75_small_expected.npy"))))));
+  ASSERT_FALSE(static_cast<bool>(writeNpy(
+      f64, cantFail(readNpy(src("examples/data/l2_75_small_expected.npy"))))));
   Result wrongType = kiln({"run", kg, "--input", "x=" + f64});
   EXPECT_EQ(wrongType.code, 1);
   EXPECT_NE(wrongType.err.find("is f64[1, 256, 5, 1], but the graph declares "

@@ -8,8 +8,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Execute.h"
-#include "Parser.h"
-#include "Verifier.h"
 #include "ref/Compare.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -73,10 +71,10 @@ class Golden : public testing::TestWithParam<std::string> {};
 
 TEST_P(Golden, MatchesPyTorch) {
   std::string base = goldenDir() + "/" + GetParam();
-  std::unique_ptr<Graph> graph = cantFail(parseGraphFile(base + ".kg"));
-  ASSERT_EQ(errorToString(verifyGraph(*graph)), "");
-  llvm::Expected<SafetensorsFile> file =
-      readSafetensors(base + ".safetensors");
+  llvm::Expected<std::unique_ptr<Graph>> loaded = loadGraph(base + ".kg");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << errorToString(loaded.takeError());
+  std::unique_ptr<Graph> graph = std::move(*loaded);
+  llvm::Expected<SafetensorsFile> file = readSafetensors(base + ".safetensors");
   ASSERT_TRUE(static_cast<bool>(file)) << errorToString(file.takeError());
   std::vector<HostTensor> inputs =
       cantFail(inputsFromFile(*graph, *file, "golden"));
@@ -95,9 +93,8 @@ TEST_P(Golden, MatchesPyTorch) {
     EXPECT_EQ(torchDTypeName(out.dtype()), dt->second)
         << "Kiln infers " << out.type().str();
     EXPECT_EQ(Shape::fromSizes(want->shape), out.shape());
-    Comparison c =
-        compareTensors(run->outputs[i], toRef(*want), /*rtol=*/1e-9,
-                       absTolerance(GetParam()));
+    Comparison c = compareTensors(run->outputs[i], toRef(*want), /*rtol=*/1e-9,
+                                  absTolerance(GetParam()));
     EXPECT_TRUE(c.ok()) << c.mismatches << " mismatches, first "
                         << c.firstMismatch << "; rel error " << c.relError;
   }

@@ -28,15 +28,18 @@ TEST(Broadcast, Table) {
       {{"N", 1}, {1, 8}, "f32[N, 8]"},
       {{"N", 8}, {"N", 1}, "f32[N, 8]"},
       {{"N", 8}, {5, 8}, "f32[5, 8]"},
-      {{3, 4}, {5, 4},
+      {{3, 4},
+       {5, 4},
        "t.kg:3:7: error: add: cannot broadcast [3, 4] with [5, 4]: dimension "
        "0 is 3 in one and 5 in the other (each pair of dims, aligned on the "
        "right, must be equal or 1)"},
-      {{2, 3}, {2},
+      {{2, 3},
+       {2},
        "t.kg:3:7: error: add: cannot broadcast [2, 3] with [2]: dimension 1 "
        "is 3 in one and 2 in the other (each pair of dims, aligned on the "
        "right, must be equal or 1)"},
-      {{"N", 4}, {"M", 4},
+      {{"N", 4},
+       {"M", 4},
        "t.kg:3:7: error: add: cannot broadcast [N, 4] with [M, 4]: dimension "
        "0 is N in one and M in the other (each pair of dims, aligned on the "
        "right, must be equal or 1; two different named dims may differ, so "
@@ -128,9 +131,8 @@ TEST(Linear, Shapes) {
   auto F = [](Shape s) { return Arg::f32(std::move(s)); };
   EXPECT_EQ(infer(OpKind::Linear, {F({"N", 8192}), F({4096, 8192})}),
             "f32[N, 4096]");
-  EXPECT_EQ(
-      infer(OpKind::Linear, {F({2, 3, 16}), F({8, 16}), F({8})}),
-      "f32[2, 3, 8]");
+  EXPECT_EQ(infer(OpKind::Linear, {F({2, 3, 16}), F({8, 16}), F({8})}),
+            "f32[2, 3, 8]");
   EXPECT_EQ(infer(OpKind::Linear, {F({16}), F({8, 16})}), "f32[8]");
   EXPECT_EQ(infer(OpKind::Linear, {F({4, 1024}), F({4096, 1000})}),
             "t.kg:3:7: error: linear: input 'a' [4, 1024] has 1024 features "
@@ -142,8 +144,7 @@ TEST(Linear, Shapes) {
   EXPECT_EQ(infer(OpKind::Linear, {F({4, 16}), F({16})}),
             "t.kg:3:7: error: linear: weight 'b' must have rank 2, but it is "
             "f32[16]");
-  EXPECT_EQ(infer(OpKind::Linear,
-                  {F({4, 16}), Arg::t(DType::F16, {8, 16})}),
+  EXPECT_EQ(infer(OpKind::Linear, {F({4, 16}), Arg::t(DType::F16, {8, 16})}),
             "t.kg:3:7: error: linear: operands must share one dtype, but 'a' "
             "is f32 and 'b' is f16");
   EXPECT_EQ(infer(OpKind::Linear, {F({4, 16}), Arg::f(2.0)}),
@@ -163,10 +164,12 @@ TEST(Matmul, Shapes) {
       {{2, 1, 3, 4}, {5, 4, 2}, "f32[2, 5, 3, 2]"},
       {{7, 4, 5}, {5}, "f32[7, 4]"},
       {{5}, {7, 5, 3}, "f32[7, 3]"},
-      {{4, 5}, {6, 3},
+      {{4, 5},
+       {6, 3},
        "t.kg:3:7: error: matmul: inner dims differ: 'a' [4, 5] contracts 5 "
        "against 6 of 'b' [6, 3]"},
-      {{2, 4, 5}, {3, 5, 6},
+      {{2, 4, 5},
+       {3, 5, 6},
        "t.kg:3:7: error: matmul: cannot broadcast [2] with [3]: dimension 0 "
        "is 2 in one and 3 in the other (each pair of dims, aligned on the "
        "right, must be equal or 1)"},
@@ -185,22 +188,20 @@ TEST(Conv, Shapes) {
             "f32[128, 64, 258, 258]");
   EXPECT_EQ(infer(OpKind::Conv2d, {F({"N", 3, 32, 31}), F({8, 3, 3, 3})}),
             "f32[N, 8, 30, 29]");
-  EXPECT_EQ(infer(OpKind::Conv2d, {F({2, 4, 17, 17}), F({6, 2, 3, 5})},
-                  {attr("stride", Attr::ofInt(2)),
-                   attr("padding", ints({1, 2})),
-                   attr("dilation", ints({2, 1})),
-                   attr("groups", Attr::ofInt(2))}),
-            "f32[2, 6, 8, 9]");
+  EXPECT_EQ(
+      infer(OpKind::Conv2d, {F({2, 4, 17, 17}), F({6, 2, 3, 5})},
+            {attr("stride", Attr::ofInt(2)), attr("padding", ints({1, 2})),
+             attr("dilation", ints({2, 1})), attr("groups", Attr::ofInt(2))}),
+      "f32[2, 6, 8, 9]");
   EXPECT_EQ(infer(OpKind::Conv2d, {F({4, 9, 9}), F({5, 4, 3, 3})}),
             "f32[5, 7, 7]");
-  EXPECT_EQ(infer(OpKind::ConvTranspose2d,
-                  {F({1, 4, 5, 6}), F({4, 3, 3, 3}), Arg::none()},
-                  {attr("stride", Attr::ofInt(2)),
-                   attr("padding", Attr::ofInt(1)),
-                   attr("output_padding", Attr::ofInt(1)),
-                   attr("dilation", Attr::ofInt(2)),
-                   attr("groups", Attr::ofInt(2))}),
-            "f32[1, 6, 12, 14]");
+  EXPECT_EQ(
+      infer(OpKind::ConvTranspose2d,
+            {F({1, 4, 5, 6}), F({4, 3, 3, 3}), Arg::none()},
+            {attr("stride", Attr::ofInt(2)), attr("padding", Attr::ofInt(1)),
+             attr("output_padding", Attr::ofInt(1)),
+             attr("dilation", Attr::ofInt(2)), attr("groups", Attr::ofInt(2))}),
+      "f32[1, 6, 12, 14]");
   EXPECT_EQ(infer(OpKind::Conv2d, {F({2, 4, 8, 8}), F({6, 3, 3, 3})}),
             "t.kg:3:7: error: conv2d: input 'a' has 4 channels, but weight "
             "'b' [6, 3, 3, 3] with groups=1 expects 3 (weight is "
@@ -209,8 +210,7 @@ TEST(Conv, Shapes) {
             "t.kg:3:7: error: conv2d: input 'a' [2, 4, 2, 8] is too small: "
             "spatial dim 0 is 2 (padded 2), less than the dilated kernel size "
             "3");
-  EXPECT_EQ(infer(OpKind::ConvTranspose2d,
-                  {F({1, 4, 5, 6}), F({4, 3, 3, 3})},
+  EXPECT_EQ(infer(OpKind::ConvTranspose2d, {F({1, 4, 5, 6}), F({4, 3, 3, 3})},
                   {attr("output_padding", Attr::ofInt(1))}),
             "t.kg:3:7: error: conv_transpose2d: output_padding [1, 1] must be "
             "non-negative and smaller than either stride [1, 1] or dilation "
@@ -219,6 +219,14 @@ TEST(Conv, Shapes) {
             "t.kg:3:7: error: conv2d: the channel dim of 'a' must be a fixed "
             "size, but it is the named dim 'C'; only dims that do not change "
             "the kernel's structure (such as the batch) may be named");
+  EXPECT_EQ(infer(OpKind::Conv2d, {F({2, 4, 8, 8}), F({6, 4, 3, 3})},
+                  {attr("dilation", Attr::ofInts({int64_t(1) << 62, 1}))}),
+            "t.kg:3:7: error: conv2d: dilation [4611686018427387904, 1] is "
+            "out of range (at most 2147483647)");
+  EXPECT_EQ(infer(OpKind::ConvTranspose2d,
+                  {F({2, 4, int64_t(1) << 40, 8}), F({4, 4, 3, 3})}),
+            "t.kg:3:7: error: conv_transpose2d: 'a' [2, 4, 1099511627776, 8] "
+            "has a dim above 2147483647");
   EXPECT_EQ(infer(OpKind::Conv2d, {F({2, 4, 8, 8}), F({6, 4, 3, 3})},
                   {attr("stride", Attr::ofInts({1, 2, 3}))}),
             "t.kg:3:7: error: conv2d: attribute 'stride' takes 2 values, got "
@@ -260,8 +268,9 @@ TEST(Reduction, Shapes) {
   auto keep = attr("keepdim", Attr::ofBool(true));
   EXPECT_EQ(infer(OpKind::Min, {F({1024, 8192})}, {dims({1}), keep}),
             "f32[1024, 1]");
-  EXPECT_EQ(infer(OpKind::Min, {F({1024, 8192})}, {attr("dim", Attr::ofInt(1))}),
-            "f32[1024]");
+  EXPECT_EQ(
+      infer(OpKind::Min, {F({1024, 8192})}, {attr("dim", Attr::ofInt(1))}),
+      "f32[1024]");
   EXPECT_EQ(infer(OpKind::Sum, {F({2, 3, 4})}, {dims({-1, 0})}), "f32[3]");
   EXPECT_EQ(infer(OpKind::Mean, {F({2, 3, 4})}, {dims({0, 2}), keep}),
             "f32[1, 3, 1]");
@@ -295,20 +304,21 @@ TEST(Attributes, SchemaErrors) {
                   {attr("negative_slope", Attr::ofString("x"))}),
             "t.kg:3:7: error: leaky_relu: attribute 'negative_slope' must be "
             "float, got \"x\"");
-  EXPECT_EQ(infer(OpKind::LeakyRelu, {x},
-                  {attr("negative_slope", Attr::ofInt(0))}),
-            "f32[4]"); // an int is a fine float
-  EXPECT_EQ(infer(OpKind::Gelu, {x},
-                  {attr("approximate", Attr::ofString("fast"))}),
-            "t.kg:3:7: error: gelu: attribute 'approximate' must be one of "
-            "\"none\", \"tanh\", got \"fast\"");
+  EXPECT_EQ(
+      infer(OpKind::LeakyRelu, {x}, {attr("negative_slope", Attr::ofInt(0))}),
+      "f32[4]"); // an int is a fine float
+  EXPECT_EQ(
+      infer(OpKind::Gelu, {x}, {attr("approximate", Attr::ofString("fast"))}),
+      "t.kg:3:7: error: gelu: attribute 'approximate' must be one of "
+      "\"none\", \"tanh\", got \"fast\"");
   EXPECT_EQ(infer(OpKind::Clamp, {x}),
             "t.kg:3:7: error: clamp: give at least one of 'min' and 'max'");
-  EXPECT_EQ(infer(OpKind::Clamp, {x}, {attr("min", Attr::ofFloat(2)),
-                                       attr("max", Attr::ofFloat(1))}),
-            "t.kg:3:7: error: clamp: min 2.0 is greater than max 1.0");
-  EXPECT_EQ(infer(OpKind::Clamp, {x}, {attr("max", Attr::ofInt(1)),
-                                       attr("max", Attr::ofInt(2))}),
+  EXPECT_EQ(
+      infer(OpKind::Clamp, {x},
+            {attr("min", Attr::ofFloat(2)), attr("max", Attr::ofFloat(1))}),
+      "t.kg:3:7: error: clamp: min 2.0 is greater than max 1.0");
+  EXPECT_EQ(infer(OpKind::Clamp, {x},
+                  {attr("max", Attr::ofInt(1)), attr("max", Attr::ofInt(2))}),
             "t.kg:3:7: error: clamp: attribute 'max' is given twice");
   EXPECT_EQ(infer(OpKind::Relu, {x, x}),
             "t.kg:3:7: error: relu takes at most 1 operand, got 2");
@@ -319,9 +329,9 @@ TEST(Attributes, CoercedAndOrdered) {
   Value *x = *g.addInput("x", {DType::F32, {2, 4, 9, 9}});
   Value *w = *g.addInput("w", {DType::F32, {4, 4, 3, 3}});
   // Given out of schema order and in short forms.
-  Value *r = *g.addNode(OpKind::Conv2d, {x, w},
-                        {{"groups", Attr::ofInt(1), {}},
-                         {"stride", Attr::ofInt(2), {}}});
+  Value *r = *g.addNode(
+      OpKind::Conv2d, {x, w},
+      {{"groups", Attr::ofInt(1), {}}, {"stride", Attr::ofInt(2), {}}});
   const Node &n = *r->def();
   ASSERT_EQ(n.attrs().size(), 2u);
   EXPECT_EQ(n.attrs()[0].first, "stride");
@@ -343,8 +353,8 @@ TEST(Graph, NamesAndOutputs) {
             "g.kg:2:9: error: 'x' is already defined (first defined at 1:9); "
             "each value is assigned once, pick another name");
   llvm::Expected<Value *> bad = g.addParam(
-      "k", {DType::I64, {2}},
-      Initializer{Initializer::Kind::Randn, 0, 0, 1}, SourceLoc{"", 3, 3});
+      "k", {DType::I64, {2}}, Initializer{Initializer::Kind::Randn, 0, 0, 1},
+      SourceLoc{"", 3, 3});
   ASSERT_FALSE(static_cast<bool>(bad));
   EXPECT_EQ(errorToString(bad.takeError()),
             "g.kg:3:3: error: parameter 'k' is i64, but randn(seed=1) fills "

@@ -1,6 +1,6 @@
 //===- SpecializeTest.cpp - Binding named dims ----------------------------===//
-#include "Builder.h"
 #include "Specialize.h"
+#include "Builder.h"
 
 #include <gtest/gtest.h>
 
@@ -27,8 +27,7 @@ TEST(Specialize, BindsAndRebuilds) {
   std::unique_ptr<Graph> g = graph();
   EXPECT_EQ(g->outputs()[0]->type().str(), "f32[1, 8, N, 1]");
   EXPECT_EQ(g->outputs()[1]->type().str(), "f32[5, 3]");
-  llvm::Expected<DimBindings> b =
-      bindDims(*g, {Sizes{5, 1}, Sizes{5, 3}});
+  llvm::Expected<DimBindings> b = bindDims(*g, {Sizes{5, 1}, Sizes{5, 3}});
   ASSERT_TRUE(static_cast<bool>(b));
   EXPECT_EQ(bindingsStr(*b), "N=5");
   std::unique_ptr<Graph> s = cantFail(specialize(*g, *b));

@@ -1,6 +1,6 @@
 //===- VerifierTest.cpp - The verifier rejects malformed graphs -----------===//
-#include "Builder.h"
 #include "Verifier.h"
+#include "Builder.h"
 
 #include <gtest/gtest.h>
 
