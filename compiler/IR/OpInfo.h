@@ -28,10 +28,12 @@ enum class OpKind : uint8_t {
 #define KILN_OP(E, S, F) E,
 #include "IR/Ops.def"
 };
-constexpr unsigned kNumOps = 0
-#define KILN_OP(E, S, F) +1
+constexpr unsigned kNumOps = [] {
+  unsigned n = 0;
+#define KILN_OP(E, S, F) ++n;
 #include "IR/Ops.def"
-    ;
+  return n;
+}();
 
 enum class OpFamily : uint8_t {
   Contraction,
