@@ -1,5 +1,4 @@
-//===- Binary.cpp - add, sub, mul, div, maximum, minimum, pow
-//--------------===//
+//===- Binary.cpp - add, sub, mul, div, maximum, minimum, pow -------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 

@@ -1,5 +1,4 @@
-//===- Contraction.cpp - linear and matmul
-//---------------------------------===//
+//===- Contraction.cpp - linear and matmul --------------------------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 

@@ -1,5 +1,4 @@
-//===- Convolution.cpp - conv2d and conv_transpose2d
-//-----------------------===//
+//===- Convolution.cpp - conv2d and conv_transpose2d ----------------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 

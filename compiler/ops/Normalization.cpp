@@ -1,5 +1,4 @@
-//===- Normalization.cpp - group_norm
-//--------------------------------------===//
+//===- Normalization.cpp - group_norm -------------------------------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 

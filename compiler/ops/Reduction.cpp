@@ -1,5 +1,4 @@
-//===- Reduction.cpp - min, max, sum, mean, logsumexp
-//----------------------===//
+//===- Reduction.cpp - min, max, sum, mean, logsumexp ---------------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 

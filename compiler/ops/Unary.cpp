@@ -1,5 +1,4 @@
-//===- Unary.cpp - elementwise activations and math
-//------------------------===//
+//===- Unary.cpp - elementwise activations and math -----------------------===//
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 

@@ -1,5 +1,4 @@
-//===- Evaluator.cpp - The float64 reference evaluator
-//---------------------===//
+//===- Evaluator.cpp - The float64 reference evaluator --------------------===//
 #include "ref/Evaluator.h"
 
 #include "llvm/ADT/DenseMap.h"

@@ -1,5 +1,4 @@
-//===- KernelsConv.cpp - conv2d and conv_transpose2d
-//-----------------------===//
+//===- KernelsConv.cpp - conv2d and conv_transpose2d ----------------------===//
 //
 // Both are written as gathers: each output element sums the input elements
 // and weights that reach it, so the result is one accurate sum per element.

@@ -1,5 +1,4 @@
-//===- KernelsElementwise.cpp - Broadcasting maps and reductions
-//-----------===//
+//===- KernelsElementwise.cpp - Broadcasting maps and reductions ----------===//
 #include "ref/Kernels.h"
 
 #include <cassert>

@@ -1,5 +1,4 @@
-//===- KernelsLinalg.cpp - matmul and linear
-//-------------------------------===//
+//===- KernelsLinalg.cpp - matmul and linear ------------------------------===//
 #include "ref/Kernels.h"
 
 #include <cassert>

@@ -1,5 +1,4 @@
-//===- KernelsNorm.cpp - group_norm
-//----------------------------------------===//
+//===- KernelsNorm.cpp - group_norm ---------------------------------------===//
 #include "ref/Kernels.h"
 
 #include <cassert>

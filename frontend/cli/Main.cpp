@@ -1,5 +1,4 @@
-//===- Main.cpp - The kiln command-line tool
-//-------------------------------===//
+//===- Main.cpp - The kiln command-line tool ------------------------------===//
 #include "Commands.h"
 
 #include "CudaDriver.h"

@@ -1,5 +1,4 @@
-//===- BinaryTest.cpp - Reference evaluation of binary ops
-//-----------------===//
+//===- BinaryTest.cpp - Reference evaluation of binary ops ----------------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;

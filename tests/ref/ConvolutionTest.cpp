@@ -1,5 +1,4 @@
-//===- ConvolutionTest.cpp - Reference conv2d and conv_transpose2d
-//---------===//
+//===- ConvolutionTest.cpp - Reference conv2d and conv_transpose2d --------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;

@@ -1,5 +1,4 @@
-//===- EvaluatorTest.cpp - The graph-level reference evaluator
-//-------------===//
+//===- EvaluatorTest.cpp - The graph-level reference evaluator ------------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;

@@ -1,5 +1,4 @@
-//===- GroupNormTest.cpp - Reference evaluation of group_norm
-//--------------===//
+//===- GroupNormTest.cpp - Reference evaluation of group_norm -------------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;

@@ -1,5 +1,4 @@
-//===- ReductionTest.cpp - Reference evaluation of reductions
-//--------------===//
+//===- ReductionTest.cpp - Reference evaluation of reductions -------------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;

@@ -1,5 +1,4 @@
-//===- UnaryTest.cpp - Reference evaluation of unary ops
-//-------------------===//
+//===- UnaryTest.cpp - Reference evaluation of unary ops ------------------===//
 #include "ref/RefTestUtil.h"
 
 using namespace kiln;
