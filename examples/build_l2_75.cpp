@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Builder.h"
-#include "Printer.h"
+#include "IR/Printer.h"
 
 #include "llvm/Support/raw_ostream.h"
 

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaDriver.h"
 #include "Execute.h"
-#include "Printer.h"
+#include "IR/Printer.h"
 #include "ref/Compare.h"
 
 #include "llvm/Support/raw_ostream.h"

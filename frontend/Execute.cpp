@@ -1,6 +1,7 @@
 #include "Execute.h"
 
 #include "Params.h"
+#include "Pipeline.h"
 #include "Parser.h"
 #include "Verifier.h"
 
@@ -34,7 +35,8 @@ llvm::Expected<Execution> executeReference(const Graph &g,
   if (!bindings)
     return bindings.takeError();
   run.bindings = std::move(*bindings);
-  llvm::Expected<std::unique_ptr<Graph>> spec = specialize(g, run.bindings);
+  llvm::Expected<std::unique_ptr<Graph>> spec =
+      prepareForExecution(g, run.bindings);
   if (!spec)
     return spec.takeError();
   run.specialized = std::move(*spec);

@@ -2,7 +2,7 @@
 #include "Commands.h"
 
 #include "Execute.h"
-#include "Printer.h"
+#include "IR/Printer.h"
 #include "Specialize.h"
 
 #include "llvm/Support/raw_ostream.h"

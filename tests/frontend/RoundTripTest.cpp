@@ -1,6 +1,6 @@
 //===- RoundTripTest.cpp - print(parse(s)) is a fixed point ---------------===//
 #include "Parser.h"
-#include "Printer.h"
+#include "IR/Printer.h"
 
 #include <gtest/gtest.h>
 

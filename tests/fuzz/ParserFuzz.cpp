@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Parser.h"
-#include "Printer.h"
+#include "IR/Printer.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"

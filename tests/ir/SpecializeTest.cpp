@@ -1,6 +1,8 @@
 //===- SpecializeTest.cpp - Binding named dims ----------------------------===//
 #include "Specialize.h"
 #include "Builder.h"
+#include "Pipeline.h"
+#include "Verifier.h"
 
 #include <gtest/gtest.h>
 
@@ -89,6 +91,31 @@ TEST(Specialize, ParseBindings) {
   EXPECT_EQ(errorToString(s.takeError()),
             "error: named dim 'N' of 'x' f32[N, 1] is not bound; bind it with "
             "an input of that shape (or --bind N=SIZE)");
+}
+
+} // namespace
+
+namespace {
+
+TEST(Pipeline, PreparesAStaticVerifiedGraph) {
+  std::unique_ptr<Graph> g = graph();
+  llvm::Expected<std::unique_ptr<Graph>> p =
+      prepareForExecution(*g, {{"N", 5}});
+  ASSERT_TRUE(static_cast<bool>(p)) << errorToString(p.takeError());
+  for (const auto &v : (*p)->values())
+    EXPECT_TRUE(v->shape().isStatic()) << v->name();
+  EXPECT_EQ(errorToString(verifyGraph(**p)), "");
+}
+
+TEST(Pipeline, RefusesAMalformedGraphBeforeSpecialising) {
+  std::unique_ptr<Graph> g = graph();
+  g->setType(*g->outputs()[0], TensorType{DType::F16, {1, 8, "N", 1}});
+  llvm::Expected<std::unique_ptr<Graph>> p =
+      prepareForExecution(*g, {{"N", 5}});
+  ASSERT_FALSE(static_cast<bool>(p));
+  EXPECT_EQ(errorToString(p.takeError()),
+            "error: '%0' is recorded as f16[1, 8, N, 1] but add gives "
+            "f32[1, 8, N, 1]");
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-#include "Printer.h"
+#include "IR/Printer.h"
 
 namespace kiln {
 

@@ -6,8 +6,8 @@
 // the same text: print(parse(print(g))) == print(g).
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_FRONTEND_PRINTER_H
-#define KILN_FRONTEND_PRINTER_H
+#ifndef KILN_IR_PRINTER_H
+#define KILN_IR_PRINTER_H
 
 #include "IR/Graph.h"
 
