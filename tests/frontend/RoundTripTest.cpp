@@ -1,6 +1,6 @@
 //===- RoundTripTest.cpp - print(parse(s)) is a fixed point ---------------===//
-#include "Parser.h"
 #include "IR/Printer.h"
+#include "Parser.h"
 
 #include <gtest/gtest.h>
 
@@ -41,7 +41,7 @@ std::string checkRoundTrip(llvm::StringRef text, llvm::StringRef file) {
 
 std::vector<std::filesystem::path> kgFiles() {
   std::vector<std::filesystem::path> files;
-  for (const char *dir : {"examples", "tests/data/kg"}) {
+  for (const char *dir : {"examples", "tests/data/kg", "tests/data/golden"}) {
     std::filesystem::path root = std::filesystem::path(KILN_SOURCE_DIR) / dir;
     if (!std::filesystem::is_directory(root))
       continue;
@@ -57,8 +57,12 @@ std::vector<std::filesystem::path> kgFiles() {
 
 TEST(RoundTrip, EveryKgFile) {
   std::vector<std::filesystem::path> files = kgFiles();
-  ASSERT_FALSE(files.empty())
-      << "no .kg files under examples/ or tests/data/kg/";
+  // The five flagships at two shapes each, plus the golden cases.
+  size_t examples = std::count_if(files.begin(), files.end(), [](auto &p) {
+    return p.parent_path().filename() == "examples";
+  });
+  ASSERT_EQ(examples, 10u) << "examples/ should hold the ten flagship files";
+  ASSERT_GE(files.size(), 110u);
   for (const auto &path : files) {
     SCOPED_TRACE(path.string());
     llvm::Expected<std::unique_ptr<Graph>> g = parseGraphFile(path.string());
