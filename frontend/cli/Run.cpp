@@ -8,6 +8,7 @@
 
 #include "Execute.h"
 #include "Npy.h"
+#include "Safetensors.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -46,6 +47,46 @@ namedFiles(const std::vector<std::string> &specs,
   return out;
 }
 
+/// How to make an array of `t` in numpy, for error hints.
+std::string conversionHint(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "convert it, e.g. x.astype(np.float32)";
+  case DType::F16:
+    return "convert it, e.g. x.astype(np.float16)";
+  case DType::F64:
+    return "convert it, e.g. x.astype(np.float64)";
+  case DType::I64:
+    return "convert it, e.g. x.astype(np.int64)";
+  case DType::Bool:
+    return "convert it, e.g. x.astype(np.bool_)";
+  case DType::BF16:
+    return "numpy has no bfloat16: save it with safetensors instead, e.g. "
+           "safetensors.torch.save_file({'x': t.bfloat16()}, 'x.safetensors')";
+  }
+  return "";
+}
+
+bool isSafetensors(llvm::StringRef path) {
+  return path.endswith(".safetensors");
+}
+
+/// One input from FILE.npy, or from the tensor of that name in
+/// FILE.safetensors.
+llvm::Expected<HostTensor> readInput(const Value &in, const std::string &path) {
+  if (!isSafetensors(path))
+    return readNpy(path);
+  llvm::Expected<SafetensorsFile> f = readSafetensors(path);
+  if (!f)
+    return f.takeError();
+  const HostTensor *t = f->find(in.name());
+  if (!t)
+    return userError("{} has no tensor named '{}' for the input of that "
+                     "name",
+                     path, in.name());
+  return *t;
+}
+
 llvm::Expected<std::vector<HostTensor>>
 readInputs(const Graph &g, const std::map<std::string, std::string> &files) {
   std::vector<HostTensor> out;
@@ -55,21 +96,30 @@ readInputs(const Graph &g, const std::map<std::string, std::string> &files) {
       return userError("graph input '{}' {} has no data; pass --input "
                        "{}=FILE.npy",
                        in->name(), in->type().str(), in->name());
-    llvm::Expected<HostTensor> t = readNpy(it->second);
+    llvm::Expected<HostTensor> t = readInput(*in, it->second);
     if (!t)
       return t.takeError();
     if (t->dtype != in->dtype())
       return userError("input '{}' in {} is {}, but the graph declares {}; "
-                       "convert it (e.g. numpy's x.astype(np.{}))",
+                       "{}",
                        in->name(), it->second, t->typeStr(), in->type().str(),
-                       in->dtype() == DType::F32   ? "float32"
-                       : in->dtype() == DType::F16 ? "float16"
-                       : in->dtype() == DType::F64 ? "float64"
-                       : in->dtype() == DType::I64 ? "int64"
-                                                   : "bool_");
+                       conversionHint(in->dtype()));
     out.push_back(std::move(*t));
   }
   return out;
+}
+
+/// Writes an output as FILE.npy, or as tensor `name` of FILE.safetensors.
+llvm::Error writeOutput(const std::string &name, const HostTensor &t,
+                        const std::string &path) {
+  if (isSafetensors(path))
+    return writeSafetensors(path, {{name, t}});
+  if (t.dtype == DType::BF16)
+    return userError("output '{}' is bf16, which .npy cannot hold (numpy "
+                     "has no bfloat16); write it as --output "
+                     "{}=FILE.safetensors",
+                     name, name);
+  return writeNpy(path, t);
 }
 
 std::string summarize(const Value &v, const RefTensor &t) {
@@ -151,7 +201,8 @@ int runRun(const ParsedArgs &args) {
     auto it = outputFiles->find(v.name());
     if (it == outputFiles->end())
       continue;
-    if (llvm::Error e = writeNpy(it->second, fromRef(t, v.dtype())))
+    if (llvm::Error e =
+            writeOutput(v.name(), fromRef(t, v.dtype()), it->second))
       return reportError(std::move(e));
     llvm::errs() << fmt::format("wrote {} to {}\n", v.name(), it->second);
   }
@@ -174,11 +225,13 @@ const CommandSpec &runCommand() {
       "evaluator on the CPU, meant for small shapes.",
       {
           {"--input", "NAME=FILE",
-           "an input as .npy (NAME= may be left out for a one-input graph)",
+           "an input as .npy, or the tensor NAME of a .safetensors file "
+           "(NAME= may be left out for a one-input graph)",
            true},
           {"--params", "FILE", "parameters as .safetensors, by name"},
           {"--output", "NAME=FILE",
-           "write an output as .npy (NAME= may be left out for one output)",
+           "write an output as .npy or .safetensors (NAME= may be left out "
+           "for one output)",
            true},
           {"--max-memory", "GIB",
            "refuse to evaluate when more would be needed (default 8)"},

@@ -5,12 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Npy.h"
+#include "Safetensors.h"
 #include "ref/Compare.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 
 using namespace kiln;
@@ -219,6 +221,43 @@ TEST_F(Cli, BuilderExamplePrintsTheSameGraphAsTheFile) {
   Result parsed = kiln({"check", src("examples/l2_75.kg")});
   ASSERT_EQ(parsed.code, 0) << parsed.err;
   EXPECT_EQ(built.out, parsed.out);
+}
+
+TEST_F(Cli, RunTakesAndWritesSafetensorsForBf16) {
+  std::string kg = tmp("bf16.kg");
+  write(kg, "graph g(x: bf16[N, 3]) {\n  y = gelu(x)\n  return y\n}\n");
+  HostTensor x(DType::BF16, {2, 3});
+  const double values[] = {-2.5, -0.75, 0.0, 0.5, 1.25, 3.0};
+  for (int i = 0; i < 6; ++i)
+    x.set(i, values[i]); // all exact in bf16
+  std::string in = tmp("x.safetensors"), out = tmp("y.safetensors");
+  ASSERT_FALSE(static_cast<bool>(writeSafetensors(in, {{"x", x}})));
+  Result r = kiln({"run", kg, "--input", in, "--output", "y=" + out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  SafetensorsFile f = cantFail(readSafetensors(out));
+  const HostTensor *y = f.find("y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->typeStr(), "bf16[2, 3]");
+  for (int i = 0; i < 6; ++i) {
+    double v = values[i], want = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    EXPECT_NEAR(y->get(i), want, std::fabs(want) / 128 + 1e-30) << v;
+  }
+  // .npy cannot hold bf16: a clear error, not a silent conversion.
+  Result npy = kiln({"run", kg, "--input", in, "--output", tmp("y.npy")});
+  EXPECT_EQ(npy.code, 1);
+  EXPECT_EQ(npy.err.substr(npy.err.find("error:")),
+            "error: output 'y' is bf16, which .npy cannot hold (numpy has no "
+            "bfloat16); write it as --output y=FILE.safetensors\n");
+  // An f32 .npy where the graph wants bf16 gets an honest hint.
+  std::string f32 = tmp("x32.npy");
+  ASSERT_FALSE(
+      static_cast<bool>(writeNpy(f32, HostTensor(DType::F32, {2, 3}))));
+  Result wrong = kiln({"run", kg, "--input", f32});
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.err.find("but the graph declares bf16[N, 3]; numpy has no "
+                           "bfloat16: save it with safetensors instead"),
+            std::string::npos)
+      << wrong.err;
 }
 
 TEST_F(Cli, OpsListsEveryOp) {
