@@ -6,6 +6,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cassert>
+#include <chrono>
 #include <fmt/format.h>
 
 namespace kiln {
@@ -160,9 +161,15 @@ evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
     llvm::SmallVector<const RefTensor *, 3> ops;
     for (Value *v : n.operands())
       ops.push_back(v ? at[v->id()] : nullptr);
+    auto start = std::chrono::steady_clock::now();
     llvm::Expected<RefTensor> r = n.info().eval(n, ops);
     if (!r)
       return r.takeError();
+    if (opts.onNodeDone)
+      opts.onNodeDone(n, i, g.nodes().size(),
+                      std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
     unsigned id = n.result()->id();
     assert(llvm::ArrayRef<int64_t>(r->shape) ==
                llvm::ArrayRef<int64_t>(n.result()->shape().sizes()) &&

@@ -21,6 +21,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace kiln {
@@ -29,6 +30,11 @@ struct EvalOptions {
   /// Refuse to run when the peak of live tensors (8 bytes per element,
   /// inputs and params included) would exceed this.
   uint64_t maxBytes = 8ull << 30;
+  /// Called after each node with its index, the node count and the seconds
+  /// it took; `kiln run` reports slow nodes through it (progress on long
+  /// evaluations). May be empty.
+  std::function<void(const Node &, size_t index, size_t count, double seconds)>
+      onNodeDone;
 };
 
 /// Evaluates `g` on `inputs` and `params` (in g.inputs() / g.params()

@@ -180,6 +180,15 @@ int runRun(const ParsedArgs &args) {
                                    args.get("--max-memory")));
     opts.maxBytes = static_cast<uint64_t>(gib * (1ull << 30));
   }
+  // The reference evaluator is single-threaded float64: report any node
+  // slow enough that a user would wonder whether it is still running.
+  opts.onNodeDone = [](const Node &n, size_t i, size_t count, double secs) {
+    if (secs >= 1.0)
+      llvm::errs() << fmt::format("  [{}/{}] {} = {} {} took {:.1f} s\n", i + 1,
+                                  count, n.result()->name(),
+                                  n.info().name.str(), n.result()->type().str(),
+                                  secs);
+  };
   llvm::Expected<Execution> run = executeReference(
       graph, *inputs, paramFile ? &*paramFile : nullptr, paramPath, opts);
   if (!run)
