@@ -147,6 +147,23 @@ llvm::Expected<Value *> Parser::parseExpr(llvm::StringRef name) {
   return expected("an operand (a value name, an op call or a number)");
 }
 
+const Token *Parser::laterDefinition(llvm::StringRef name) const {
+  // A definition is NAME followed by '=' or ':' where a statement starts;
+  // keyword arguments (bias=b) follow '(' or ',' instead.
+  for (size_t i = pos_; i + 1 < toks_.size(); ++i) {
+    const Token &t = toks_[i];
+    if (!t.is(TokKind::Name) || t.text != name)
+      continue;
+    bool assigned =
+        toks_[i + 1].is(TokKind::Equal) || toks_[i + 1].is(TokKind::Colon);
+    bool statementStart =
+        !toks_[i - 1].is(TokKind::LParen) && !toks_[i - 1].is(TokKind::Comma);
+    if (assigned && statementStart)
+      return &t;
+  }
+  return nullptr;
+}
+
 llvm::Expected<Value *> Parser::parseValueRef() {
   const Token &t = take();
   if (isReservedWord(t.text))
@@ -156,6 +173,11 @@ llvm::Expected<Value *> Parser::parseValueRef() {
                     : "");
   if (Value *v = graph_->lookup(t.text))
     return v;
+  if (const Token *def = laterDefinition(t.text))
+    return diag(loc(t),
+                "'{}' is used here but only defined later, at {}:{}; "
+                "statements run in order, so move its definition up",
+                t.text.str(), def->line, def->col);
   std::vector<std::string> names;
   for (const auto &v : graph_->values())
     if (!v->name().empty())

@@ -88,6 +88,8 @@ private:
   llvm::Error parseInitArgs(Initializer &init);
   llvm::Expected<uint64_t> parseSeed();
   llvm::Error unknownOp(const Token &t) const;
+  /// The token where `name` is assigned after the current position, if any.
+  const Token *laterDefinition(llvm::StringRef name) const;
   /// Fails when a dim or integer attribute `v` is beyond 32 bits.
   llvm::Error checkSize(const Token &t, int64_t v, llvm::StringRef what) const;
 

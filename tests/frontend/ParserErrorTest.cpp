@@ -87,6 +87,12 @@ std::vector<ErrorCase> cases() {
                                "cannot name a value; pick another name"},
       {stmt("z = relu(yy)"),
        "t.kg:4:12: error: use of undefined value 'yy'; did you mean 'y'?"},
+      {stmt("z = add(later, y)\n  later = relu(y)"),
+       "t.kg:4:11: error: 'later' is used here but only defined later, at "
+       "5:3; statements run in order, so move its definition up"},
+      {stmt("z = linear(x, w, bias)\n  q = group_norm(x, bias=w, groups=1)"),
+       "t.kg:4:20: error: use of undefined value 'bias'; define it (or add it "
+       "as a graph input) before it is used"},
       {stmt("z = relu(q)"),
        "t.kg:4:12: error: use of undefined value 'q'; define it (or add it as "
        "a graph input) before it is used"},
