@@ -1,8 +1,8 @@
 #include "Execute.h"
 
 #include "Params.h"
-#include "Pipeline.h"
 #include "Parser.h"
+#include "Pipeline.h"
 #include "Verifier.h"
 
 namespace kiln {

@@ -7,8 +7,8 @@
 // (kiln_parser_fuzz) and by the deterministic replay test.
 //
 //===----------------------------------------------------------------------===//
-#include "Parser.h"
 #include "IR/Printer.h"
+#include "Parser.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
