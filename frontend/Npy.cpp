@@ -113,8 +113,13 @@ llvm::Expected<HostTensor> readNpy(llvm::StringRef path) {
   auto buf = readWholeFile(path);
   if (!buf)
     return buf.takeError();
+  return parseNpy((*buf)->getBuffer(), path);
+}
+
+llvm::Expected<HostTensor> parseNpy(llvm::StringRef bytes,
+                                    llvm::StringRef path) {
   llvm::StringRef headerText, data;
-  if (llvm::Error e = splitFile(path, (*buf)->getBuffer(), headerText, data))
+  if (llvm::Error e = splitFile(path, bytes, headerText, data))
     return e;
   llvm::Expected<NpyHeader> header = parseNpyHeader(headerText, path);
   if (!header)

@@ -18,6 +18,10 @@ namespace kiln {
 
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
 
+/// Parses the bytes of a .npy file; `name` is used in error messages.
+llvm::Expected<HostTensor> parseNpy(llvm::StringRef bytes,
+                                    llvm::StringRef name);
+
 /// Writes atomically (temporary file + rename). bf16 has no NumPy dtype
 /// and is refused with an error.
 llvm::Error writeNpy(llvm::StringRef path, const HostTensor &t);

@@ -190,8 +190,10 @@ llvm::Expected<llvm::StringRef> headerText(llvm::StringRef path,
   return file.substr(8, n);
 }
 
-llvm::Expected<SafetensorsFile> readFromBuffer(llvm::StringRef path,
-                                               llvm::StringRef file) {
+} // namespace
+
+llvm::Expected<SafetensorsFile> parseSafetensors(llvm::StringRef file,
+                                                 llvm::StringRef path) {
   llvm::Expected<llvm::StringRef> text = headerText(path, file);
   if (!text)
     return text.takeError();
@@ -224,8 +226,6 @@ llvm::Expected<SafetensorsFile> readFromBuffer(llvm::StringRef path,
   return out;
 }
 
-} // namespace
-
 llvm::StringRef safetensorsDTypeName(DType t) {
   switch (t) {
   case DType::F32:
@@ -255,7 +255,7 @@ llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path) {
   auto buf = readWholeFile(path);
   if (!buf)
     return buf.takeError();
-  return readFromBuffer(path, (*buf)->getBuffer());
+  return parseSafetensors((*buf)->getBuffer(), path);
 }
 
 llvm::Error

@@ -35,6 +35,10 @@ struct SafetensorsFile {
 
 llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path);
 
+/// Parses the bytes of a .safetensors file; `name` is used in messages.
+llvm::Expected<SafetensorsFile> parseSafetensors(llvm::StringRef bytes,
+                                                 llvm::StringRef name);
+
 /// Writes the tensors in name order, packed, the header padded with spaces
 /// to a multiple of 8 bytes; atomically (temporary file + rename). Duplicate
 /// names are an error.

@@ -62,6 +62,6 @@ echo "== running the tests"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 fuzz=${FUZZ_SECONDS:-60}
 if ((fuzz > 0)); then
-  echo "== fuzzing the parser for ${fuzz}s (libFuzzer)"
+  echo "== fuzzing the parser and the tensor-file readers, ${fuzz}s each (libFuzzer)"
   bash tools/fuzz.sh "$fuzz"
 fi

@@ -1,10 +1,17 @@
-//===- FuzzReplay.cpp - Deterministic mutation testing of the parser ------===//
+//===- FuzzReplay.cpp - Deterministic mutation testing
+//---------------------===//
 //
-// kiln_parser_fuzz_replay [SECONDS]: feeds the seed corpus (examples/*.kg
-// and tests/data/kg/*.kg) and then random mutations of it (byte flips,
-// inserted grammar tokens, deletions, splices) through the fuzz oracle in
-// ParserFuzz.cpp, for SECONDS (default 20). The random seed is fixed, so a
-// failure reproduces; the oracle aborts on the first failing input.
+// A fuzz driver without libFuzzer, for every build (ctest runs it):
+//
+//   REPLAY SECONDS DICT [--prefix=N] [--max-bytes=N] DIR:EXT ...
+//
+// loads the files DIR/*EXT as seeds (each led by byte N when --prefix is
+// given, for targets whose first byte selects a format; files larger than
+// --max-bytes are skipped), runs them and then random mutations of them
+// (byte flips, inserted dictionary tokens, deletions, splices) through the
+// linked LLVMFuzzerTestOneInput for SECONDS. DICT is a libFuzzer dictionary.
+// The random seed is fixed, so a failure reproduces; the target aborts on
+// the first failing input.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -12,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -23,40 +31,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 namespace {
 
-const char *const kTokens[] = {
-    "(",        ")",
-    ",",        "=",
-    "[",        "]",
-    "{",        "}",
-    ":",        "-",
-    ";",        "\n",
-    " ",        "#",
-    "\"",       "%0",
-    "%1",       "x",
-    "y",        "N",
-    "0",        "1",
-    "2",        "-1",
-    "1.5",      "1e-5",
-    ".5",       "inf",
-    "nan",      "true",
-    "false",    "graph ",
-    "param ",   "return ",
-    "relu(",    "add(",
-    "linear(",  "group_norm(",
-    "conv2d(",  "min(",
-    "dim=",     "dim=[1]",
-    "keepdim=", "groups=",
-    "bias=",    "weight=",
-    "input=",   "other=",
-    "f32[",     "i64[",
-    "bool[",    "f16[N, 8]",
-    "zeros",    "ones",
-    "full(",    "randn(",
-    "uniform(", "seed=",
-    "\"tanh\"", "approximate=",
-    "\\",       "9999999999999",
-};
-
 std::string readFile(const std::filesystem::path &p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -64,26 +38,76 @@ std::string readFile(const std::filesystem::path &p) {
   return ss.str();
 }
 
-std::vector<std::string> loadSeeds() {
-  std::vector<std::filesystem::path> paths;
-  for (const char *dir : {"examples", "tests/data/kg"}) {
-    std::filesystem::path root = std::filesystem::path(KILN_SOURCE_DIR) / dir;
-    if (!std::filesystem::is_directory(root))
+/// The quoted values of a libFuzzer dictionary (\\, \" and \xNN escapes).
+std::vector<std::string> loadDict(const std::string &path) {
+  std::vector<std::string> tokens;
+  std::istringstream lines(readFile(path));
+  for (std::string line; std::getline(lines, line);) {
+    size_t open = line.find('"'), close = line.rfind('"');
+    if (line.empty() || line[0] == '#' || open == std::string::npos ||
+        close <= open)
       continue;
-    for (const auto &e : std::filesystem::directory_iterator(root))
-      if (e.path().extension() == ".kg")
-        paths.push_back(e.path());
+    std::string tok;
+    for (size_t i = open + 1; i < close; ++i) {
+      if (line[i] != '\\' || i + 1 >= close) {
+        tok += line[i];
+      } else if (line[i + 1] == 'x' && i + 3 < close) {
+        tok += static_cast<char>(std::stoi(line.substr(i + 2, 2), nullptr, 16));
+        i += 3;
+      } else {
+        tok += line[++i];
+      }
+    }
+    tokens.push_back(tok);
   }
-  std::sort(paths.begin(), paths.end());
+  return tokens;
+}
+
+struct Options {
+  double seconds = 20;
+  std::vector<std::string> tokens;
   std::vector<std::string> seeds;
-  for (const auto &p : paths)
-    seeds.push_back(readFile(p));
-  return seeds;
+};
+
+bool parseArgs(int argc, char **argv, Options &o) {
+  if (argc < 4)
+    return false;
+  o.seconds = std::atof(argv[1]);
+  o.tokens = loadDict(argv[2]);
+  std::string prefix;
+  uint64_t maxBytes = UINT64_MAX;
+  for (int i = 3; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--prefix=", 0) == 0) {
+      prefix.assign(1, static_cast<char>(std::atoi(a.c_str() + 9)));
+      continue;
+    }
+    if (a.rfind("--max-bytes=", 0) == 0) {
+      maxBytes = std::strtoull(a.c_str() + 12, nullptr, 10);
+      continue;
+    }
+    size_t colon = a.rfind(':');
+    if (colon == std::string::npos)
+      return false;
+    std::filesystem::path dir = a.substr(0, colon);
+    std::string ext = a.substr(colon + 1);
+    std::vector<std::filesystem::path> paths;
+    if (std::filesystem::is_directory(dir))
+      for (const auto &e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ext && e.file_size() <= maxBytes)
+          paths.push_back(e.path());
+    std::sort(paths.begin(), paths.end());
+    for (const auto &p : paths)
+      o.seeds.push_back(prefix + readFile(p));
+  }
+  return !o.tokens.empty();
 }
 
 class Mutator {
 public:
-  explicit Mutator(const std::vector<std::string> &seeds) : seeds_(seeds) {}
+  Mutator(const std::vector<std::string> &seeds,
+          const std::vector<std::string> &tokens)
+      : seeds_(seeds), tokens_(tokens) {}
 
   std::string next() {
     std::string s = seeds_[pick(seeds_.size())];
@@ -103,8 +127,8 @@ private:
       if (!s.empty())
         s[pick(s.size())] ^= static_cast<char>(1u << pick(8));
       break;
-    case 1: // insert a grammar token
-      s.insert(at, kTokens[pick(std::size(kTokens))]);
+    case 1: // insert a dictionary token
+      s.insert(at, tokens_[pick(tokens_.size())]);
       break;
     case 2: // delete a short range
       s.erase(at, 1 + pick(8));
@@ -125,6 +149,7 @@ private:
   }
 
   const std::vector<std::string> &seeds_;
+  const std::vector<std::string> &tokens_;
   std::mt19937_64 rng_{0x6b696c6e};
 };
 
@@ -135,28 +160,35 @@ void runOne(const std::string &s) {
 } // namespace
 
 int main(int argc, char **argv) {
-  double seconds = argc > 1 ? std::atof(argv[1]) : 20.0;
-  std::vector<std::string> seeds = loadSeeds();
-  if (seeds.empty()) {
-    std::fprintf(stderr, "no .kg seeds under examples/ or tests/data/kg/\n");
+  Options o;
+  if (!parseArgs(argc, argv, o)) {
+    std::fprintf(stderr,
+                 "usage: %s SECONDS DICT [--prefix=N] "
+                 "[--max-bytes=N] DIR:EXT...\n",
+                 argv[0]);
+    return 2;
+  }
+  if (o.seeds.empty()) {
+    std::fprintf(stderr, "no seed files found\n");
     return 1;
   }
-  for (const std::string &s : seeds)
+  for (const std::string &s : o.seeds)
     runOne(s);
-  Mutator mutator(seeds);
+  Mutator mutator(o.seeds, o.tokens);
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
-  uint64_t runs = seeds.size();
-  while (elapsed() < seconds) {
+  uint64_t runs = o.seeds.size();
+  while (elapsed() < o.seconds) {
     for (int i = 0; i < 256; ++i, ++runs)
       runOne(mutator.next());
   }
   double t = elapsed();
-  std::printf("parser fuzz replay: %llu inputs (%zu seeds) in %.1f s, %.0f "
-              "inputs/s, no oracle failures\n",
-              static_cast<unsigned long long>(runs), seeds.size(), t, runs / t);
+  std::printf("fuzz replay: %llu inputs (%zu seeds, %zu tokens) in %.1f s, "
+              "%.0f inputs/s, no oracle failures\n",
+              static_cast<unsigned long long>(runs), o.seeds.size(),
+              o.tokens.size(), t, runs / t);
   return 0;
 }
