@@ -6,6 +6,9 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <exception>
+#include <new>
+
 #ifndef KILN_VERSION
 #define KILN_VERSION "0.0.0"
 #endif
@@ -78,4 +81,16 @@ static int dispatch(int argc, char **argv) {
 
 } // namespace kiln::cli
 
-int main(int argc, char **argv) { return kiln::cli::dispatch(argc, argv); }
+int main(int argc, char **argv) {
+  // User errors travel as llvm::Error; an exception reaching here (out of
+  // memory, say) is Kiln's failure, reported as such with exit code 3.
+  try {
+    return kiln::cli::dispatch(argc, argv);
+  } catch (const std::bad_alloc &) {
+    llvm::errs() << "internal error: out of memory\n";
+  } catch (const std::exception &e) {
+    llvm::errs() << "internal error: " << e.what()
+                 << "\nplease report this with the command that caused it\n";
+  }
+  return kiln::cli::ExitInternalError;
+}
