@@ -161,6 +161,8 @@ evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
     llvm::SmallVector<const RefTensor *, 3> ops;
     for (Value *v : n.operands())
       ops.push_back(v ? at[v->id()] : nullptr);
+    if (opts.onNodeStart)
+      opts.onNodeStart(n, i, g.nodes().size());
     auto start = std::chrono::steady_clock::now();
     llvm::Expected<RefTensor> r = n.info().eval(n, ops);
     if (!r)

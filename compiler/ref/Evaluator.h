@@ -35,6 +35,8 @@ struct EvalOptions {
   /// evaluations). May be empty.
   std::function<void(const Node &, size_t index, size_t count, double seconds)>
       onNodeDone;
+  /// Called before each node, with its index and the node count.
+  std::function<void(const Node &, size_t index, size_t count)> onNodeStart;
 };
 
 /// Evaluates `g` on `inputs` and `params` (in g.inputs() / g.params()

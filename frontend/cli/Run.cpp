@@ -180,8 +180,18 @@ int runRun(const ParsedArgs &args) {
                                    args.get("--max-memory")));
     opts.maxBytes = static_cast<uint64_t>(gib * (1ull << 30));
   }
-  // The reference evaluator is single-threaded float64: report any node
+  // The reference evaluator is single-threaded float64: announce the nodes
+  // that may take long (contractions, large results) and report any node
   // slow enough that a user would wonder whether it is still running.
+  opts.onNodeStart = [](const Node &n, size_t i, size_t count) {
+    OpFamily f = n.info().family;
+    bool heavy = f == OpFamily::Contraction || f == OpFamily::Convolution ||
+                 n.result()->shape().numElements() > 10'000'000;
+    if (heavy)
+      llvm::errs() << fmt::format(
+          "  [{}/{}] computing {} = {} {} ...\n", i + 1, count,
+          n.result()->name(), n.info().name.str(), n.result()->type().str());
+  };
   opts.onNodeDone = [](const Node &n, size_t i, size_t count, double secs) {
     if (secs >= 1.0)
       llvm::errs() << fmt::format("  [{}/{}] {} = {} {} took {:.1f} s\n", i + 1,
