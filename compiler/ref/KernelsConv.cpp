@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ref/Kernels.h"
+#include "ref/Parallel.h"
 
 #include <cassert>
 
@@ -50,10 +51,13 @@ RefTensor conv2d(const RefTensor &x, const RefTensor &w, const RefTensor *bias,
                  llvm::ArrayRef<int64_t> outSizes) {
   ConvDims d = convDims(x, w, outSizes, p, false);
   RefTensor out(dt, outSizes);
-  std::vector<double> terms;
-  double *o = out.data.data();
-  for (int64_t n = 0; n < d.n; ++n)
-    for (int64_t co = 0; co < d.cout; ++co) {
+  // One (sample, output channel) plane per step, in parallel.
+  double work = double(out.numel()) * d.cinG * d.kh * d.kw;
+  parallelFor(d.n * d.cout, work, [&](int64_t begin, int64_t end) {
+    std::vector<double> terms;
+    double *o = out.data.data() + begin * d.oh * d.ow;
+    for (int64_t plane = begin; plane < end; ++plane) {
+      int64_t n = plane / d.cout, co = plane % d.cout;
       int64_t g = co / d.coutG;
       for (int64_t oy = 0; oy < d.oh; ++oy)
         for (int64_t ox = 0; ox < d.ow; ++ox) {
@@ -77,6 +81,7 @@ RefTensor conv2d(const RefTensor &x, const RefTensor &w, const RefTensor *bias,
           *o++ = sum(terms);
         }
     }
+  });
   return out;
 }
 
@@ -97,10 +102,13 @@ RefTensor convTranspose2d(const RefTensor &x, const RefTensor &w,
                           llvm::ArrayRef<int64_t> outSizes) {
   ConvDims d = convDims(x, w, outSizes, p, true);
   RefTensor out(dt, outSizes);
-  std::vector<double> terms;
-  double *o = out.data.data();
-  for (int64_t n = 0; n < d.n; ++n)
-    for (int64_t co = 0; co < d.cout; ++co) {
+  // One (sample, output channel) plane per step, in parallel.
+  double work = double(out.numel()) * d.cinG * d.kh * d.kw;
+  parallelFor(d.n * d.cout, work, [&](int64_t begin, int64_t end) {
+    std::vector<double> terms;
+    double *o = out.data.data() + begin * d.oh * d.ow;
+    for (int64_t plane = begin; plane < end; ++plane) {
+      int64_t n = plane / d.cout, co = plane % d.cout;
       int64_t g = co / d.coutG, cl = co % d.coutG;
       for (int64_t oy = 0; oy < d.oh; ++oy)
         for (int64_t ox = 0; ox < d.ow; ++ox) {
@@ -124,6 +132,7 @@ RefTensor convTranspose2d(const RefTensor &x, const RefTensor &w,
           *o++ = sum(terms);
         }
     }
+  });
   return out;
 }
 

@@ -1,5 +1,6 @@
 //===- KernelsLinalg.cpp - matmul and linear ------------------------------===//
 #include "ref/Kernels.h"
+#include "ref/Parallel.h"
 
 #include <cassert>
 
@@ -9,13 +10,15 @@ namespace {
 /// C[m, n] = sum_k A[m, k] * B[k, n] for row-major blocks at the pointers.
 void gemm(const double *a, const double *b, double *c, int64_t m, int64_t n,
           int64_t k) {
-  std::vector<double> products(k);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      for (int64_t l = 0; l < k; ++l)
-        products[l] = a[i * k + l] * b[l * n + j];
-      c[i * n + j] = sum(products);
-    }
+  parallelFor(m, double(m) * n * k, [&](int64_t begin, int64_t end) {
+    std::vector<double> products(k);
+    for (int64_t i = begin; i < end; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t l = 0; l < k; ++l)
+          products[l] = a[i * k + l] * b[l * n + j];
+        c[i * n + j] = sum(products);
+      }
+  });
 }
 } // namespace
 
@@ -64,14 +67,16 @@ RefTensor linear(const RefTensor &x, const RefTensor &w, const RefTensor *bias,
   int64_t rows = x.numel() / in;
   RefTensor out(dt, outSizes);
   assert(out.numel() == rows * outF && "linear result size mismatch");
-  std::vector<double> products(in + 1);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t o = 0; o < outF; ++o) {
-      for (int64_t i = 0; i < in; ++i)
-        products[i] = x.data[r * in + i] * w.data[o * in + i];
-      products[in] = bias ? bias->data[o] : 0.0;
-      out.data[r * outF + o] = sum(products);
-    }
+  parallelFor(rows, double(rows) * outF * in, [&](int64_t begin, int64_t end) {
+    std::vector<double> products(in + 1);
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t o = 0; o < outF; ++o) {
+        for (int64_t i = 0; i < in; ++i)
+          products[i] = x.data[r * in + i] * w.data[o * in + i];
+        products[in] = bias ? bias->data[o] : 0.0;
+        out.data[r * outF + o] = sum(products);
+      }
+  });
   return out;
 }
 

@@ -41,8 +41,9 @@ protected:
   }
 
   /// Runs `program` with `args`, capturing stdout and stderr.
-  Result exec(const std::string &program,
-              const std::vector<std::string> &args) {
+  Result
+  exec(const std::string &program, const std::vector<std::string> &args,
+       llvm::Optional<llvm::ArrayRef<llvm::StringRef>> env = llvm::None) {
     // Fresh capture files each run: redirection does not truncate.
     std::string n = std::to_string(runs_++);
     std::string out = tmp("stdout" + n), err = tmp("stderr" + n);
@@ -258,6 +259,45 @@ TEST_F(Cli, RunTakesAndWritesSafetensorsForBf16) {
                            "bfloat16: save it with safetensors instead"),
             std::string::npos)
       << wrong.err;
+}
+
+TEST_F(Cli, ThreadedEvaluationIsBitIdentical) {
+  // Large enough that linear and the convolutions split across threads.
+  std::string kg = tmp("threads.kg");
+  write(kg, "graph t(x: f32[2, 8, 34, 34], v: f32[64, 300]) {\n"
+            "  param w: f32[16, 8, 3, 3] = uniform(-0.1, 0.1, seed=1)\n"
+            "  param wt: f32[16, 4, 3, 3] = uniform(-0.1, 0.1, seed=2)\n"
+            "  param wl: f32[256, 300] = uniform(-0.1, 0.1, seed=3)\n"
+            "  c = conv2d(x, w, padding=1)\n"
+            "  t = conv_transpose2d(c, wt, stride=2)\n"
+            "  l = linear(v, wl)\n"
+            "  return t, l\n}\n");
+  HostTensor x(DType::F32, {2, 8, 34, 34}), v(DType::F32, {64, 300});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.set(i, std::sin(0.37 * double(i)));
+  for (int64_t i = 0; i < v.numel(); ++i)
+    v.set(i, std::cos(0.11 * double(i)));
+  ASSERT_FALSE(static_cast<bool>(writeNpy(tmp("x.npy"), x)));
+  ASSERT_FALSE(static_cast<bool>(writeNpy(tmp("v.npy"), v)));
+  // The child inherits KILN_THREADS from this process (LLVM 14's
+  // ExecuteAndWait does not apply an explicit environment).
+  auto run = [&](const char *threads) {
+    std::string suffix = threads;
+    ASSERT_EQ(setenv("KILN_THREADS", threads, 1), 0);
+    Result r = kiln({"run", kg, "--input", "x=" + tmp("x.npy"), "--input",
+                     "v=" + tmp("v.npy"), "--output",
+                     "t=" + tmp("t" + suffix + ".npy"), "--output",
+                     "l=" + tmp("l" + suffix + ".npy")});
+    unsetenv("KILN_THREADS");
+    EXPECT_EQ(r.code, 0) << r.err;
+  };
+  run("1");
+  run("64");
+  for (const char *out : {"t", "l"}) {
+    std::string one = readFile(tmp(std::string(out) + "1.npy"));
+    EXPECT_FALSE(one.empty());
+    EXPECT_EQ(one, readFile(tmp(std::string(out) + "64.npy"))) << out;
+  }
 }
 
 TEST_F(Cli, OpsListsEveryOp) {
