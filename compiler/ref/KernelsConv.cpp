@@ -44,40 +44,24 @@ ConvDims convDims(const RefTensor &x, const RefTensor &w,
 double biasAt(const RefTensor *bias, int64_t c) {
   return bias ? bias->data[c] : 0.0;
 }
-} // namespace
 
-RefTensor conv2d(const RefTensor &x, const RefTensor &w, const RefTensor *bias,
-                 const ConvParams &p, DType dt,
-                 llvm::ArrayRef<int64_t> outSizes) {
-  ConvDims d = convDims(x, w, outSizes, p, false);
+/// Computes every output element of a convolution: bias[co] plus the sum of
+/// the input * weight terms that gather(n, co, oy, ox, terms) appends. One
+/// (sample, output channel) plane per parallel step.
+template <typename Gather>
+RefTensor convolve(const ConvDims &d, const RefTensor *bias, DType dt,
+                   llvm::ArrayRef<int64_t> outSizes, const Gather &gather) {
   RefTensor out(dt, outSizes);
-  // One (sample, output channel) plane per step, in parallel.
   double work = double(out.numel()) * d.cinG * d.kh * d.kw;
   parallelFor(d.n * d.cout, work, [&](int64_t begin, int64_t end) {
     std::vector<double> terms;
     double *o = out.data.data() + begin * d.oh * d.ow;
     for (int64_t plane = begin; plane < end; ++plane) {
       int64_t n = plane / d.cout, co = plane % d.cout;
-      int64_t g = co / d.coutG;
       for (int64_t oy = 0; oy < d.oh; ++oy)
         for (int64_t ox = 0; ox < d.ow; ++ox) {
           terms.assign(1, biasAt(bias, co));
-          for (int64_t ci = 0; ci < d.cinG; ++ci)
-            for (int64_t ky = 0; ky < d.kh; ++ky) {
-              int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-              if (iy < 0 || iy >= d.h)
-                continue;
-              for (int64_t kx = 0; kx < d.kw; ++kx) {
-                int64_t ix =
-                    ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-                if (ix < 0 || ix >= d.w)
-                  continue;
-                int64_t c = g * d.cinG + ci;
-                terms.push_back(
-                    x.data[((n * d.cin + c) * d.h + iy) * d.w + ix] *
-                    w.data[((co * d.cinG + ci) * d.kh + ky) * d.kw + kx]);
-              }
-            }
+          gather(n, co, oy, ox, terms);
           *o++ = sum(terms);
         }
     }
@@ -85,7 +69,6 @@ RefTensor conv2d(const RefTensor &x, const RefTensor &w, const RefTensor *bias,
   return out;
 }
 
-namespace {
 /// The input position that kernel tap k sends to output position o, or -1
 /// when none does: o = i * stride - padding + k * dilation.
 int64_t transposedSource(int64_t o, int64_t k, int64_t stride, int64_t pad,
@@ -97,43 +80,59 @@ int64_t transposedSource(int64_t o, int64_t k, int64_t stride, int64_t pad,
 }
 } // namespace
 
+RefTensor conv2d(const RefTensor &x, const RefTensor &w, const RefTensor *bias,
+                 const ConvParams &p, DType dt,
+                 llvm::ArrayRef<int64_t> outSizes) {
+  ConvDims d = convDims(x, w, outSizes, p, false);
+  return convolve(
+      d, bias, dt, outSizes,
+      [&](int64_t n, int64_t co, int64_t oy, int64_t ox,
+          std::vector<double> &terms) {
+        int64_t g = co / d.coutG;
+        for (int64_t ci = 0; ci < d.cinG; ++ci)
+          for (int64_t ky = 0; ky < d.kh; ++ky) {
+            int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+            if (iy < 0 || iy >= d.h)
+              continue;
+            for (int64_t kx = 0; kx < d.kw; ++kx) {
+              int64_t ix = ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+              if (ix < 0 || ix >= d.w)
+                continue;
+              int64_t c = g * d.cinG + ci;
+              terms.push_back(
+                  x.data[((n * d.cin + c) * d.h + iy) * d.w + ix] *
+                  w.data[((co * d.cinG + ci) * d.kh + ky) * d.kw + kx]);
+            }
+          }
+      });
+}
+
 RefTensor convTranspose2d(const RefTensor &x, const RefTensor &w,
                           const RefTensor *bias, const ConvParams &p, DType dt,
                           llvm::ArrayRef<int64_t> outSizes) {
   ConvDims d = convDims(x, w, outSizes, p, true);
-  RefTensor out(dt, outSizes);
-  // One (sample, output channel) plane per step, in parallel.
-  double work = double(out.numel()) * d.cinG * d.kh * d.kw;
-  parallelFor(d.n * d.cout, work, [&](int64_t begin, int64_t end) {
-    std::vector<double> terms;
-    double *o = out.data.data() + begin * d.oh * d.ow;
-    for (int64_t plane = begin; plane < end; ++plane) {
-      int64_t n = plane / d.cout, co = plane % d.cout;
-      int64_t g = co / d.coutG, cl = co % d.coutG;
-      for (int64_t oy = 0; oy < d.oh; ++oy)
-        for (int64_t ox = 0; ox < d.ow; ++ox) {
-          terms.assign(1, biasAt(bias, co));
-          for (int64_t ky = 0; ky < d.kh; ++ky) {
-            int64_t iy = transposedSource(oy, ky, p.stride[0], p.padding[0],
-                                          p.dilation[0], d.h);
-            if (iy < 0)
+  return convolve(
+      d, bias, dt, outSizes,
+      [&](int64_t n, int64_t co, int64_t oy, int64_t ox,
+          std::vector<double> &terms) {
+        int64_t g = co / d.coutG, cl = co % d.coutG;
+        for (int64_t ky = 0; ky < d.kh; ++ky) {
+          int64_t iy = transposedSource(oy, ky, p.stride[0], p.padding[0],
+                                        p.dilation[0], d.h);
+          if (iy < 0)
+            continue;
+          for (int64_t kx = 0; kx < d.kw; ++kx) {
+            int64_t ix = transposedSource(ox, kx, p.stride[1], p.padding[1],
+                                          p.dilation[1], d.w);
+            if (ix < 0)
               continue;
-            for (int64_t kx = 0; kx < d.kw; ++kx) {
-              int64_t ix = transposedSource(ox, kx, p.stride[1], p.padding[1],
-                                            p.dilation[1], d.w);
-              if (ix < 0)
-                continue;
-              for (int64_t ci = g * d.cinG; ci < (g + 1) * d.cinG; ++ci)
-                terms.push_back(
-                    x.data[((n * d.cin + ci) * d.h + iy) * d.w + ix] *
-                    w.data[((ci * d.coutG + cl) * d.kh + ky) * d.kw + kx]);
-            }
+            for (int64_t ci = g * d.cinG; ci < (g + 1) * d.cinG; ++ci)
+              terms.push_back(
+                  x.data[((n * d.cin + ci) * d.h + iy) * d.w + ix] *
+                  w.data[((ci * d.coutG + cl) * d.kh + ky) * d.kw + kx]);
           }
-          *o++ = sum(terms);
         }
-    }
-  });
-  return out;
+      });
 }
 
 } // namespace kiln::ref
