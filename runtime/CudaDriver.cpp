@@ -1,4 +1,5 @@
 #include "CudaDriver.h"
+#include "DriverApi.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -6,25 +7,10 @@
 
 namespace kiln::rt {
 
+#define KILN_STRINGIFY_(x) #x
+#define KILN_STRINGIFY(x) KILN_STRINGIFY_(x)
+
 namespace {
-
-/// The few driver entry points the probe needs, resolved with dlsym.
-struct DriverApi {
-  void *handle = nullptr;
-  CUresult (*init)(unsigned) = nullptr;
-  CUresult (*driverGetVersion)(int *) = nullptr;
-  CUresult (*deviceGetCount)(int *) = nullptr;
-  CUresult (*deviceGet)(CUdevice *, int) = nullptr;
-  CUresult (*deviceGetName)(char *, int, CUdevice) = nullptr;
-  CUresult (*deviceGetAttribute)(int *, CUdevice_attribute, CUdevice) = nullptr;
-  CUresult (*deviceTotalMem)(size_t *, CUdevice) = nullptr;
-  CUresult (*getErrorName)(CUresult, const char **) = nullptr;
-};
-
-template <typename F> bool bind(void *h, const char *name, F &fn) {
-  fn = reinterpret_cast<F>(dlsym(h, name));
-  return fn != nullptr;
-}
 
 llvm::Expected<DriverApi> loadDriver() {
   DriverApi api;
@@ -37,74 +23,104 @@ llvm::Expected<DriverApi> loadDriver() {
         "(%s)",
         why ? why : "unknown reason");
   }
-  bool ok = bind(api.handle, "cuInit", api.init) &&
-            bind(api.handle, "cuDriverGetVersion", api.driverGetVersion) &&
-            bind(api.handle, "cuDeviceGetCount", api.deviceGetCount) &&
-            bind(api.handle, "cuDeviceGet", api.deviceGet) &&
-            bind(api.handle, "cuDeviceGetName", api.deviceGetName) &&
-            bind(api.handle, "cuDeviceGetAttribute", api.deviceGetAttribute) &&
-            bind(api.handle, "cuDeviceTotalMem_v2", api.deviceTotalMem) &&
-            bind(api.handle, "cuGetErrorName", api.getErrorName);
-  if (!ok)
+  // KILN_STRINGIFY expands <cuda.h>'s mapping first: "cuMemAlloc_v2".
+  const char *missing = nullptr;
+#define KILN_DRIVER_BIND(fn)                                                   \
+  api.fn = reinterpret_cast<decltype(api.fn)>(                                 \
+      dlsym(api.handle, KILN_STRINGIFY(fn)));                                  \
+  if (!api.fn && !missing)                                                     \
+    missing = KILN_STRINGIFY(fn);
+  KILN_DRIVER_FUNCTIONS(KILN_DRIVER_BIND)
+#undef KILN_DRIVER_BIND
+  if (missing)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        "no GPU: libcuda.so.1 lacks a required entry point (%s); the "
-        "driver is too old or not NVIDIA's",
-        dlerror());
+        "no GPU: libcuda.so.1 lacks the entry point %s; the driver is older "
+        "than CUDA %d.%d or not NVIDIA's",
+        missing, CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
   return api;
 }
 
-std::string errorName(const DriverApi &api, CUresult r) {
-  const char *name = nullptr;
-  if (api.getErrorName && api.getErrorName(r, &name) == CUDA_SUCCESS && name)
-    return name;
-  return fmt::format("CUresult {}", static_cast<int>(r));
+} // namespace
+
+llvm::Expected<const DriverApi &> driverApi() {
+  // Loaded once; a failure is kept as text so every caller gets the reason.
+  static const std::pair<DriverApi, std::string> loaded = [] {
+    llvm::Expected<DriverApi> api = loadDriver();
+    if (!api)
+      return std::make_pair(DriverApi(), llvm::toString(api.takeError()));
+    return std::make_pair(*api, std::string());
+  }();
+  if (!loaded.second.empty())
+    return llvm::make_error<llvm::StringError>(loaded.second,
+                                               llvm::inconvertibleErrorCode());
+  return loaded.first;
 }
 
-} // namespace
+std::string driverErrorText(const DriverApi &api, CUresult r) {
+  const char *name = nullptr, *text = nullptr;
+  if (api.cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
+    return fmt::format("CUresult {}", static_cast<int>(r));
+  if (api.cuGetErrorString(r, &text) != CUDA_SUCCESS || !text)
+    return name;
+  return fmt::format("{}: {}", name, text);
+}
+
+llvm::Error checkDriver(const DriverApi &api, CUresult r, llvm::StringRef call,
+                        llvm::StringRef detail) {
+  if (r == CUDA_SUCCESS)
+    return llvm::Error::success();
+  std::string msg =
+      fmt::format("{}: {}", std::string_view(call), driverErrorText(api, r));
+  if (!detail.empty())
+    msg += fmt::format(" ({})", std::string_view(detail));
+  if (r == CUDA_ERROR_INVALID_CONTEXT)
+    msg += "; call Device::makeCurrent on this thread first";
+  return llvm::make_error<llvm::StringError>(msg,
+                                             llvm::inconvertibleErrorCode());
+}
 
 std::string DeviceInfo::arch() const {
   return fmt::format("sm_{}{}", ccMajor, ccMinor);
 }
 
 llvm::Expected<DriverInfo> probeDevices() {
-  static llvm::Expected<DriverApi> api = loadDriver();
+  llvm::Expected<const DriverApi &> api = driverApi();
   if (!api)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
-                                   llvm::toString(api.takeError()).c_str());
+    return api.takeError();
   DriverInfo info;
-  if (CUresult r = api->init(0); r != CUDA_SUCCESS)
+  if (CUresult r = api->cuInit(0); r != CUDA_SUCCESS)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "no GPU: cuInit failed with %s (is the NVIDIA driver working? "
         "nvidia-smi should list the GPU)",
-        errorName(*api, r).c_str());
-  api->driverGetVersion(&info.driverVersion);
+        driverErrorText(*api, r).c_str());
+  api->cuDriverGetVersion(&info.driverVersion);
   int count = 0;
-  if (CUresult r = api->deviceGetCount(&count); r != CUDA_SUCCESS)
+  if (CUresult r = api->cuDeviceGetCount(&count); r != CUDA_SUCCESS)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no GPU: cuDeviceGetCount failed with %s",
-                                   errorName(*api, r).c_str());
+                                   driverErrorText(*api, r).c_str());
   if (count == 0)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no GPU: the driver reports no devices");
   for (int i = 0; i < count; ++i) {
     CUdevice dev;
-    if (api->deviceGet(&dev, i) != CUDA_SUCCESS)
+    if (api->cuDeviceGet(&dev, i) != CUDA_SUCCESS)
       continue;
     DeviceInfo d;
     d.ordinal = i;
     char name[256] = {0};
-    api->deviceGetName(name, sizeof(name) - 1, dev);
+    api->cuDeviceGetName(name, sizeof(name) - 1, dev);
     d.name = name;
-    api->deviceGetAttribute(&d.ccMajor,
-                            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-    api->deviceGetAttribute(&d.ccMinor,
-                            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-    api->deviceGetAttribute(&d.multiprocessors,
-                            CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    api->cuDeviceGetAttribute(
+        &d.ccMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    api->cuDeviceGetAttribute(
+        &d.ccMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    api->cuDeviceGetAttribute(&d.multiprocessors,
+                              CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
     size_t mem = 0;
-    api->deviceTotalMem(&mem, dev);
+    api->cuDeviceTotalMem(&mem, dev);
     d.totalMemory = mem;
     info.devices.push_back(std::move(d));
   }

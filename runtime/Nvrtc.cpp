@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <nvrtc.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+
 namespace kiln::rt {
 
 std::string nvrtcVersionString() {
@@ -10,6 +14,121 @@ std::string nvrtcVersionString() {
   if (::nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
     return "unknown";
   return fmt::format("{}.{}", major, minor);
+}
+
+std::vector<std::string> CompileRequest::allOptions() const {
+  // A real arch (sm_XX) makes NVRTC produce a cubin. No --use_fast_math: the
+  // generated code relies on IEEE NaN and infinity behaviour.
+  std::vector<std::string> all = {"--gpu-architecture=" + arch, "-std=c++17"};
+  all.insert(all.end(), options.begin(), options.end());
+  return all;
+}
+
+namespace {
+
+/// Destroys the program however compileCuda returns.
+struct ProgramGuard {
+  nvrtcProgram prog = nullptr;
+  ~ProgramGuard() {
+    if (prog)
+      nvrtcDestroyProgram(&prog);
+  }
+};
+
+llvm::Error nvrtcError(const char *call, nvrtcResult r,
+                       const CompileRequest &req) {
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(), "%s failed for %s (%s): %s", call,
+      req.fileName.c_str(), req.arch.c_str(), nvrtcGetErrorString(r));
+}
+
+std::string programLog(nvrtcProgram prog) {
+  size_t size = 0;
+  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1)
+    return "";
+  std::string log(size, '\0');
+  if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS)
+    return "";
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+    log.pop_back();
+  return log;
+}
+
+/// Writes the source that failed to compile where a person can open it;
+/// returns the path, or a note saying why it could not be written.
+std::string saveFailedSource(const CompileRequest &req) {
+  const char *tmp = std::getenv("TMPDIR");
+  std::string dir = tmp && *tmp ? tmp : "/tmp";
+  std::string name = req.fileName.empty() ? "kernel.cu" : req.fileName;
+  for (char &c : name)
+    if (c == '/')
+      c = '_';
+  std::string path = dir + "/kiln-failed-" + name;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << req.source;
+  out.close();
+  if (!out)
+    return "<not saved: cannot write " + path + ">";
+  return path;
+}
+
+} // namespace
+
+llvm::Expected<CompileResult> compileCuda(const CompileRequest &req) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> headerTexts; // NUL-terminated copies
+  std::vector<const char *> headerPtrs, namePtrs;
+  headerTexts.reserve(req.headers.size());
+  for (const SourceHeader &h : req.headers) {
+    headerTexts.emplace_back(h.text);
+    headerPtrs.push_back(headerTexts.back().c_str());
+    namePtrs.push_back(h.name.c_str());
+  }
+  ProgramGuard guard;
+  if (nvrtcResult r = nvrtcCreateProgram(&guard.prog, req.source.c_str(),
+                                         req.fileName.c_str(),
+                                         static_cast<int>(headerPtrs.size()),
+                                         headerPtrs.data(), namePtrs.data());
+      r != NVRTC_SUCCESS)
+    return nvrtcError("nvrtcCreateProgram", r, req);
+
+  std::vector<std::string> options = req.allOptions();
+  std::vector<const char *> optionPtrs;
+  optionPtrs.reserve(options.size());
+  for (const std::string &o : options)
+    optionPtrs.push_back(o.c_str());
+  nvrtcResult compiled = nvrtcCompileProgram(
+      guard.prog, static_cast<int>(optionPtrs.size()), optionPtrs.data());
+  CompileResult result;
+  result.log = programLog(guard.prog);
+  if (compiled != NVRTC_SUCCESS) {
+    std::string log =
+        result.log.empty() ? nvrtcGetErrorString(compiled) : result.log;
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "NVRTC failed to compile %s for %s:\n%s\nthe generated source is in "
+        "%s",
+        req.fileName.c_str(), req.arch.c_str(), log.c_str(),
+        saveFailedSource(req).c_str());
+  }
+
+  size_t size = 0;
+  if (nvrtcResult r = nvrtcGetCUBINSize(guard.prog, &size); r != NVRTC_SUCCESS)
+    return nvrtcError("nvrtcGetCUBINSize", r, req);
+  if (size == 0)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "NVRTC produced no cubin for %s: the arch %s must be a real one "
+        "(sm_XX, not compute_XX)",
+        req.fileName.c_str(), req.arch.c_str());
+  result.cubin.resize(size);
+  if (nvrtcResult r = nvrtcGetCUBIN(guard.prog, result.cubin.data());
+      r != NVRTC_SUCCESS)
+    return nvrtcError("nvrtcGetCUBIN", r, req);
+  result.compileMs = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+  return result;
 }
 
 } // namespace kiln::rt

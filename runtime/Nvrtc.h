@@ -1,13 +1,52 @@
 //===- Nvrtc.h - The NVRTC run-time compiler -------------------*- C++ -*-===//
+//
+// compileCuda turns one generated CUDA C++ translation unit into a cubin for
+// one architecture. Kiln's templates arrive as in-memory headers, so no
+// source tree is needed at run time. A failed compile returns an error that
+// carries NVRTC's log and the path where the generated source was saved.
+//
+//===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_NVRTC_H
 #define KILN_RUNTIME_NVRTC_H
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace kiln::rt {
 
 /// "13.0" — the NVRTC this binary runs with (part of the kernel cache key).
 std::string nvrtcVersionString();
+
+/// A header NVRTC may #include by `name` ("kiln/groupnorm.cuh").
+struct SourceHeader {
+  std::string name;
+  std::string_view text;
+};
+
+struct CompileRequest {
+  std::string source;   // the whole translation unit
+  std::string fileName; // for NVRTC's messages: "<kernel name>.cu"
+  std::vector<SourceHeader> headers;
+  std::string arch;                 // "sm_90", "sm_80"
+  std::vector<std::string> options; // extra NVRTC options, in order
+  /// Every option passed to NVRTC, arch included, in order (for cache keys).
+  std::vector<std::string> allOptions() const;
+};
+
+struct CompileResult {
+  std::vector<char> cubin;
+  std::string log; // NVRTC's warnings; empty when there were none
+  double compileMs = 0;
+};
+
+/// Compiles `req` to a cubin. On failure the error text holds NVRTC's log
+/// and the path of a file holding the generated source (written under
+/// $TMPDIR or /tmp as kiln-failed-<fileName>).
+llvm::Expected<CompileResult> compileCuda(const CompileRequest &req);
 
 } // namespace kiln::rt
 

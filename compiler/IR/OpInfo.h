@@ -17,6 +17,7 @@
 #include "llvm/Support/Error.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -76,6 +77,12 @@ using InferFn = llvm::Expected<TensorType> (*)(const Node &node);
 using EvalFn = llvm::Expected<RefTensor> (*)(
     const Node &node, llvm::ArrayRef<const RefTensor *> operands);
 
+/// The CUDA C++ expression of an elementwise op on f32 operands, given the
+/// operands' expressions (see templates/kiln/ops.cuh for the helpers it may
+/// call). Only elementwise ops have one.
+using CudaExprFn = std::string (*)(const Node &node,
+                                   llvm::ArrayRef<std::string> operands);
+
 struct OpInfo {
   OpKind kind;
   llvm::StringRef name;
@@ -84,6 +91,7 @@ struct OpInfo {
   std::vector<AttrSpec> attrs;
   InferFn infer = nullptr;
   EvalFn eval = nullptr;
+  CudaExprFn cuda = nullptr;
   /// Extra accepted names for the op ("silu" for swish).
   std::vector<const char *> aliases = {};
 

@@ -73,6 +73,27 @@ evalBinary(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
       [k](double a, double b) { return applyBinary(k, a, b); });
 }
 
+static std::string cudaBinary(const Node &n, llvm::ArrayRef<std::string> a) {
+  switch (n.op()) {
+  case OpKind::Add:
+    return fmt::format("({} + {})", a[0], a[1]);
+  case OpKind::Sub:
+    return fmt::format("({} - {})", a[0], a[1]);
+  case OpKind::Mul:
+    return fmt::format("({} * {})", a[0], a[1]);
+  case OpKind::Div:
+    return fmt::format("({} / {})", a[0], a[1]);
+  case OpKind::Maximum:
+    return fmt::format("kiln::nanMax({}, {})", a[0], a[1]);
+  case OpKind::Minimum:
+    return fmt::format("kiln::nanMin({}, {})", a[0], a[1]);
+  case OpKind::Pow:
+    return fmt::format("powf({}, {})", a[0], a[1]);
+  default:
+    llvm_unreachable("not a binary op");
+  }
+}
+
 void registerBinaryOps(OpTable &t) {
   for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
                    OpKind::Maximum, OpKind::Minimum, OpKind::Pow}) {
@@ -80,6 +101,7 @@ void registerBinaryOps(OpTable &t) {
     info.operands = {{"input", false, true}, {"other", false, true}};
     info.infer = inferBinary;
     info.eval = evalBinary;
+    info.cuda = cudaBinary;
   }
 }
 

@@ -1,5 +1,8 @@
 #include "ops/Families.h"
 
+#include <cmath>
+#include <cstring>
+
 namespace kiln {
 
 llvm::Expected<Shape> broadcastShapes(const Node &node, const Shape &a,
@@ -106,6 +109,19 @@ llvm::Error requireStaticDim(const Node &node, const Value &v, size_t i,
                  "'{}'; only dims that do not change the kernel's structure "
                  "(such as the batch) may be named",
                  what.str(), v.name(), v.shape()[i].symbol);
+}
+
+std::string cudaFloat(double v) {
+  float f = static_cast<float>(v);
+  if (!std::isfinite(f)) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    return fmt::format("__int_as_float(0x{:08x})", bits);
+  }
+  std::string s = fmt::format("{}", f); // shortest form that reads back
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return s + "f";
 }
 
 } // namespace kiln

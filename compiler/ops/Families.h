@@ -64,6 +64,10 @@ llvm::Error requireStaticDim(const Node &node, const Value &v, size_t i,
 /// `dim` (or an empty list) means every dim.
 llvm::Expected<llvm::SmallVector<int64_t, 4>> reducedDims(const Node &n);
 
+/// An f32 constant in CUDA C++ that reads back exactly: "0.01f", "1.0f",
+/// "__int_as_float(0x7f800000)" for inf and NaN.
+std::string cudaFloat(double v);
+
 } // namespace kiln
 
 #endif

@@ -165,6 +165,52 @@ llvm::Expected<RefTensor> evalUnary(const Node &n,
   return ref::mapUnary(*ops[0], n.result()->dtype(),
                        [&](double x) { return applyUnary(k, a, x); });
 }
+/// The f32 CUDA form of applyUnary, calling templates/kiln/ops.cuh. The
+/// float attributes round to f32 as PyTorch's CUDA kernels do (their math
+/// type for f32 tensors is float).
+std::string cudaUnary(const Node &n, llvm::ArrayRef<std::string> ops) {
+  const std::string &x = ops[0];
+  UnaryAttrs a = readUnaryAttrs(n);
+  switch (n.op()) {
+  case OpKind::Neg:
+    return fmt::format("(-{})", x);
+  case OpKind::Abs:
+    return fmt::format("fabsf({})", x);
+  case OpKind::Exp:
+    return fmt::format("expf({})", x);
+  case OpKind::Log:
+    return fmt::format("logf({})", x);
+  case OpKind::Sqrt:
+    return fmt::format("sqrtf({})", x);
+  case OpKind::Rsqrt:
+    return fmt::format("(1.0f / sqrtf({}))", x);
+  case OpKind::Relu:
+    return fmt::format("kiln::relu({})", x);
+  case OpKind::LeakyRelu:
+    return fmt::format("kiln::leakyRelu({}, {})", x, cudaFloat(a.slope));
+  case OpKind::Sigmoid:
+    return fmt::format("kiln::sigmoid({})", x);
+  case OpKind::Tanh:
+    return fmt::format("tanhf({})", x);
+  case OpKind::Swish:
+    return fmt::format("kiln::swish({})", x);
+  case OpKind::Gelu:
+    return fmt::format("kiln::{}({})", a.tanhGelu ? "geluTanh" : "geluErf", x);
+  case OpKind::Hardtanh:
+  case OpKind::Clamp:
+    return fmt::format("kiln::clamp({}, {}, {})", x, cudaFloat(a.lo),
+                       cudaFloat(a.hi));
+  case OpKind::Hardswish:
+    return fmt::format("kiln::hardswish({})", x);
+  case OpKind::Mish:
+    return fmt::format("kiln::mish({})", x);
+  case OpKind::Softplus:
+    return fmt::format("kiln::softplus({}, {}, {})", x, cudaFloat(a.beta),
+                       cudaFloat(a.threshold));
+  default:
+    llvm_unreachable("not a unary op");
+  }
+}
 } // namespace
 
 void registerUnaryOps(OpTable &t) {
@@ -173,6 +219,7 @@ void registerUnaryOps(OpTable &t) {
     entry(t, OpKind::E).operands = {{"input"}};                                \
     entry(t, OpKind::E).infer = inferUnary;                                    \
     entry(t, OpKind::E).eval = evalUnary;                                      \
+    entry(t, OpKind::E).cuda = cudaUnary;                                      \
   }
 #include "IR/Ops.def"
 

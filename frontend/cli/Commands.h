@@ -4,7 +4,9 @@
 
 #include "Args.h"
 
+#include "HostTensor.h"
 #include "IR/Graph.h"
+#include "Safetensors.h"
 
 #include <memory>
 
@@ -13,6 +15,31 @@ namespace kiln::cli {
 const CommandSpec &checkCommand();
 const CommandSpec &runCommand();
 const CommandSpec &opsCommand();
+const CommandSpec &planCommand();
+const CommandSpec &compileCommand();
+const CommandSpec &benchCommand();
+
+/// NAME=FILE pairs of a repeated option (--input, --output).
+llvm::Expected<std::map<std::string, std::string>>
+namedFiles(const std::vector<std::string> &specs,
+           llvm::ArrayRef<Value *> values, llvm::StringRef option);
+/// One tensor per graph input, read from the named files.
+llvm::Expected<std::vector<HostTensor>>
+readInputs(const Graph &g, const std::map<std::string, std::string> &files);
+/// Writes an output as FILE.npy, or as tensor `name` of FILE.safetensors.
+llvm::Error writeOutput(const std::string &name, const HostTensor &t,
+                        const std::string &path);
+/// One line: type, min, max, mean, NaN count, first elements.
+std::string summarize(const Value &v, const HostTensor &t);
+/// kiln run's GPU path (RunGpu.cpp).
+int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
+             const SafetensorsFile *params, const std::string &paramPath,
+             const std::map<std::string, std::string> &outputFiles,
+             const ParsedArgs &args);
+
+/// The graph's input shapes once --bind binds every named dim.
+llvm::Expected<std::vector<llvm::SmallVector<int64_t, 6>>>
+boundInputShapes(const Graph &g, const ParsedArgs &args);
 
 /// Prints a user error to stderr and returns ExitUserError.
 int reportError(llvm::Error err);

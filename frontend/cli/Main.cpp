@@ -16,7 +16,8 @@
 namespace kiln::cli {
 
 static std::vector<const CommandSpec *> commands() {
-  return {&checkCommand(), &runCommand(), &opsCommand()};
+  return {&checkCommand(), &planCommand(),  &compileCommand(),
+          &runCommand(),   &benchCommand(), &opsCommand()};
 }
 
 static std::string topHelp() {

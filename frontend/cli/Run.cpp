@@ -7,6 +7,7 @@
 #include "Commands.h"
 
 #include "Execute.h"
+#include "GpuExecute.h"
 #include "Npy.h"
 #include "Safetensors.h"
 
@@ -15,8 +16,6 @@
 #include <cmath>
 
 namespace kiln::cli {
-
-namespace {
 
 /// NAME=FILE pairs from repeated options; a bare FILE is allowed when the
 /// graph has exactly one value of that kind.
@@ -122,10 +121,11 @@ llvm::Error writeOutput(const std::string &name, const HostTensor &t,
   return writeNpy(path, t);
 }
 
-std::string summarize(const Value &v, const RefTensor &t) {
+std::string summarize(const Value &v, const HostTensor &t) {
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   int64_t nans = 0;
-  for (double x : t.data) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double x = t.get(i);
     if (std::isnan(x)) {
       ++nans;
       continue;
@@ -137,13 +137,15 @@ std::string summarize(const Value &v, const RefTensor &t) {
   int64_t finite = t.numel() - nans;
   std::string head;
   for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 6); ++i)
-    head += fmt::format("{}{:.6g}", i ? ", " : "", t.data[i]);
+    head += fmt::format("{}{:.6g}", i ? ", " : "", t.get(i));
   return fmt::format("{}: {}  min {:.6g}  max {:.6g}  mean {:.6g}  NaN {}  "
                      "first [{}{}]",
                      v.name(), v.type().str(), finite ? lo : NAN,
                      finite ? hi : NAN, finite ? sum / finite : NAN, nans, head,
                      t.numel() > 6 ? ", ..." : "");
 }
+
+namespace {
 
 int runRun(const ParsedArgs &args) {
   llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
@@ -170,6 +172,22 @@ int runRun(const ParsedArgs &args) {
     if (!f)
       return reportError(f.takeError());
     paramFile = std::move(*f);
+  }
+  std::string device = args.get("--device", "auto");
+  if (device != "auto" && device != "gpu" && device != "cpu")
+    return reportError(
+        userError("--device takes auto, gpu or cpu, not '{}'", device));
+  bool noGpu = false;
+  if (device != "cpu") {
+    llvm::Expected<rt::Device *> dev = rt::Device::open(0);
+    if (dev)
+      return runOnGpu(graph, *inputs, paramFile ? &*paramFile : nullptr,
+                      paramPath, *outputFiles, args);
+    if (device == "gpu" || args.has("--check"))
+      return reportError(llvm::joinErrors(userError("cannot run on the GPU:"),
+                                          dev.takeError()));
+    llvm::consumeError(dev.takeError());
+    noGpu = true;
   }
   EvalOptions opts;
   if (args.has("--max-memory")) {
@@ -208,20 +226,20 @@ int runRun(const ParsedArgs &args) {
 
   llvm::errs() << fmt::format(
       "ran '{}'{} on the float64 reference "
-      "evaluator (CPU)\n",
+      "evaluator (CPU{})\n",
       graph.name(),
       run->bindings.empty()
           ? ""
-          : fmt::format(" with {}", bindingsStr(run->bindings)));
+          : fmt::format(" with {}", bindingsStr(run->bindings)),
+      noGpu ? "; there is no GPU here" : "");
   for (size_t i = 0; i < run->outputs.size(); ++i) {
     const Value &v = *run->specialized->outputs()[i];
-    const RefTensor &t = run->outputs[i];
+    HostTensor t = fromRef(run->outputs[i], v.dtype());
     llvm::outs() << summarize(v, t) << "\n";
     auto it = outputFiles->find(v.name());
     if (it == outputFiles->end())
       continue;
-    if (llvm::Error e =
-            writeOutput(v.name(), fromRef(t, v.dtype()), it->second))
+    if (llvm::Error e = writeOutput(v.name(), t, it->second))
       return reportError(std::move(e));
     llvm::errs() << fmt::format("wrote {} to {}\n", v.name(), it->second);
   }
@@ -252,6 +270,13 @@ const CommandSpec &runCommand() {
            "write an output as .npy or .safetensors (NAME= may be left out "
            "for one output)",
            true},
+          {"--device", "WHERE",
+           "auto (default: the GPU when there is one), "
+           "gpu or cpu"},
+          {"--check", nullptr,
+           "compare the GPU's outputs with the float64 reference "
+           "evaluator; fails when ||gpu - ref|| / ||ref|| > --tolerance"},
+          {"--tolerance", "X", "for --check (default 1e-5)"},
           {"--max-memory", "GIB",
            "refuse to evaluate when more would be needed (default 8)"},
       },

@@ -1,0 +1,184 @@
+//===- EmitContraction.cpp - linear, matmul, conv2d, conv_transpose2d -----===//
+//
+// Simple shared-memory tiled kernels (templates/kiln/gemm.cuh, conv.cuh)
+// with the tile picked by the same constexpr functions the templates use
+// (kiln/tiling.cuh), so the host's launch shape and the device's agree.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Emitters.h"
+
+#include "IR/Diagnostics.h"
+
+#include "kiln/tiling.cuh"
+
+#include <fmt/format.h>
+
+namespace kiln {
+
+static std::string kernelHead(const ParamList &pl, const char *include) {
+  return fmt::format("#include \"kiln/{}\"\n\nextern \"C\" __global__ void "
+                     "__launch_bounds__(256, 2)\nKILN_NAME({}) {{\n",
+                     include, pl.signature());
+}
+
+static llvm::Expected<EmittedKernel> emitLinear(const FusionGroup &g) {
+  const Node &n = *g.anchor;
+  const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape();
+  const Value *bias = n.operand(2);
+  const int64_t k = w[1].size, nOut = w[0].size, m = x.numElements() / k;
+  if (m >= (int64_t(1) << 31) || nOut * k >= (int64_t(1) << 31))
+    return diag(n.loc(),
+                "linear of {} x {} is too large for Kiln's GPU "
+                "kernel (dims must stay below 2^31)",
+                x.str(), w.str());
+  ParamList pl = tensorParams(g);
+  EmittedKernel kk;
+  kk.source = fmt::format(
+      "// Kiln linear: [{}, {}] x [{}, {}]^T{}.\n{}"
+      "  kiln::gemmNT<kiln::GemmShape<{}, {}, {}>, {}>({}, {}, {}, {});\n}}\n",
+      m, k, nOut, k, bias ? " + bias" : "", kernelHead(pl, "gemm.cuh"), m, nOut,
+      k, bias ? "true" : "false", pl.of(n.operand(0)), pl.of(n.operand(1)),
+      bias ? pl.of(bias) : "nullptr", pl.of(n.result()));
+  TileShape t = pickGemmTile(m, nOut, k);
+  kk.grid = static_cast<unsigned>(gemmBlocks(m, nOut, t));
+  kk.block = static_cast<unsigned>(t.threads());
+  kk.flops = 2.0 * m * nOut * k;
+  kk.strategy = fmt::format("FFMA tiles of {}x{}", t.bq, t.bp);
+  kk.params = pl.params;
+  return kk;
+}
+
+static llvm::Expected<EmittedKernel> emitMatmul(const FusionGroup &g) {
+  const Node &n = *g.anchor;
+  const Shape &a = n.operand(0)->shape(), &b = n.operand(1)->shape(),
+              &c = n.result()->shape();
+  if (a.rank() < 2 || b.rank() < 2)
+    return diag(n.loc(), "matmul with a 1-D operand has no GPU kernel yet; "
+                         "unsqueeze it to 2-D");
+  const int64_t m = a[a.rank() - 2].size, k = a[a.rank() - 1].size,
+                nn = b[b.rank() - 1].size;
+  // Output batch dims with each operand's element stride (0: broadcast).
+  struct Run {
+    int64_t count, sa, sb;
+  };
+  std::vector<Run> dims;
+  const size_t batch = c.rank() - 2;
+  int64_t sa = m * k, sb = k * nn;
+  std::vector<Run> rev;
+  for (size_t i = batch; i-- > 0;) {
+    int64_t size = c[i].size;
+    size_t ai = i + a.rank() - c.rank(), bi = i + b.rank() - c.rank();
+    bool inA = i + a.rank() >= c.rank() && a[ai].size == size && size > 1;
+    bool inB = i + b.rank() >= c.rank() && b[bi].size == size && size > 1;
+    rev.push_back({size, inA ? sa : 0, inB ? sb : 0});
+    if (i + a.rank() >= c.rank())
+      sa *= a[ai].size;
+    if (i + b.rank() >= c.rank())
+      sb *= b[bi].size;
+  }
+  for (size_t i = rev.size(); i-- > 0;) {
+    Run r = rev[i];
+    if (r.count == 1)
+      continue;
+    if (!dims.empty() && dims.back().sa == r.sa * r.count &&
+        dims.back().sb == r.sb * r.count) {
+      dims.back() = {dims.back().count * r.count, r.sa, r.sb};
+      continue;
+    }
+    dims.push_back(r);
+  }
+  if (dims.size() > 3)
+    return diag(n.loc(),
+                "matmul batch dims {} x {} do not merge into three "
+                "runs; Kiln's GPU kernel cannot take them yet",
+                a.str(), b.str());
+  int64_t count = 1;
+  std::string map;
+  for (const Run &r : dims) {
+    count *= r.count;
+    map += fmt::format("{}{}, {}ll, {}ll", map.empty() ? "" : ", ", r.count,
+                       r.sa, r.sb);
+  }
+  if (count > 65535)
+    return diag(n.loc(),
+                "matmul with {} batches is more than the GPU "
+                "kernel's 65535",
+                count);
+  ParamList pl = tensorParams(g);
+  EmittedKernel kk;
+  kk.source = fmt::format(
+      "// Kiln matmul: {} x {} -> {}.\n{}"
+      "  kiln::gemmNN<kiln::GemmShape<{}, {}, {}>{}>({}, {}, {});\n}}\n",
+      a.str(), b.str(), c.str(), kernelHead(pl, "gemm.cuh"), m, nn, k,
+      map.empty() ? "" : ", kiln::BatchMap<" + map + ">", pl.of(n.operand(0)),
+      pl.of(n.operand(1)), pl.of(n.result()));
+  TileShape t = pickGemmTile(m, nn, k);
+  kk.grid = static_cast<unsigned>(gemmBlocks(m, nn, t));
+  kk.gridY = static_cast<unsigned>(count);
+  kk.block = static_cast<unsigned>(t.threads());
+  kk.flops = 2.0 * count * m * nn * k;
+  kk.strategy =
+      fmt::format("FFMA tiles of {}x{}, {} batch(es)", t.bq, t.bp, count);
+  kk.params = pl.params;
+  return kk;
+}
+
+llvm::Expected<EmittedKernel> emitContraction(const FusionGroup &g,
+                                              const TargetInfo &) {
+  llvm::Expected<EmittedKernel> k =
+      g.anchor->op() == OpKind::Linear ? emitLinear(g) : emitMatmul(g);
+  if (k)
+    k->bytes = groupBytes(g);
+  return k;
+}
+
+llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
+                                              const TargetInfo &) {
+  const Node &n = *g.anchor;
+  const bool transposed = n.op() == OpKind::ConvTranspose2d;
+  const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape(),
+              &y = n.result()->shape();
+  const Value *bias = n.operand(2);
+  const bool batched = x.rank() == 4;
+  const int64_t batch = batched ? x[0].size : 1;
+  const int64_t cin = x[x.rank() - 3].size, h = x[x.rank() - 2].size,
+                wd = x[x.rank() - 1].size;
+  const int64_t groups = n.getInt("groups");
+  const int64_t cout = transposed ? w[1].size * groups : w[0].size;
+  auto st = n.getInts("stride"), pad = n.getInts("padding"),
+       dil = n.getInts("dilation");
+  std::string params =
+      fmt::format("{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}",
+                  batch, cin, h, wd, cout, w[2].size, w[3].size, st[0], st[1],
+                  pad[0], pad[1], dil[0], dil[1], groups);
+  if (transposed) {
+    auto op = n.getInts("output_padding");
+    params += fmt::format(", {}, {}", op[0], op[1]);
+  }
+  const int64_t ho = y[y.rank() - 2].size, wo = y[y.rank() - 1].size;
+  const int64_t pixels = batch * ho * wo;
+  if (pixels >= (int64_t(1) << 31) || w.numElements() >= (int64_t(1) << 31))
+    return diag(n.loc(), "{} output {} is too large for Kiln's GPU kernel",
+                opName(n.op()).str(), y.str());
+  ParamList pl = tensorParams(g);
+  EmittedKernel kk;
+  kk.source = fmt::format(
+      "// Kiln {}: {} * {} -> {}.\n{}"
+      "  kiln::{}<kiln::{}<{}>, {}>({}, {}, {}, {});\n}}\n",
+      opName(n.op()).str(), x.str(), w.str(), y.str(),
+      kernelHead(pl, "conv.cuh"), transposed ? "convTranspose2d" : "conv2d",
+      transposed ? "ConvTranspose2dParams" : "Conv2dParams", params,
+      bias ? "true" : "false", pl.of(n.operand(0)), pl.of(n.operand(1)),
+      bias ? pl.of(bias) : "nullptr", pl.of(n.result()));
+  TileShape t = pickConvTile(pixels, cout / groups);
+  kk.grid = static_cast<unsigned>(convBlocks(pixels, cout / groups, t));
+  kk.gridY = static_cast<unsigned>(groups);
+  kk.block = static_cast<unsigned>(t.threads());
+  kk.flops = 2.0 * pixels * cout * (cin / groups) * w[2].size * w[3].size;
+  kk.strategy = fmt::format("implicit GEMM, FFMA tiles of {}x{}", t.bp, t.bq);
+  kk.params = pl.params;
+  kk.bytes = groupBytes(g);
+  return kk;
+}
+
+} // namespace kiln

@@ -1,0 +1,201 @@
+//===- EmitGroupNorm.cpp - GroupNorm with prologue and epilogue -----------===//
+//
+// The scheduler. A slice (one sample, one group) of up to 1024 elements is
+// held in the registers of a team of lanes (gnWarp). Larger slices are
+// split over a team of blocks whose parts fit in shared memory (gnTeam), two
+// blocks per SM, with as many teams as fill the GPU; when there are fewer
+// slices than teams would need, the teams grow instead, so the whole GPU
+// works even for a handful of slices.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Emitters.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace kiln {
+
+namespace {
+constexpr int64_t kWarpMaxSlice = 1024;
+constexpr int kTeamThreads = 512;
+constexpr int kTeamBlocksPerSM = 2;
+constexpr int64_t kMinPart = 2048; // elements per block worth a block
+
+struct GnShape {
+  int64_t n, c, groups, hw, slice, slices;
+};
+
+/// Team size, team count and part sizes for gnTeam.
+struct TeamPlan {
+  int64_t teamBlocks, teams, chunk, smem;
+};
+
+TeamPlan planTeams(const GnShape &s, int vec, const TargetInfo &t) {
+  const int64_t blocks = int64_t(kTeamBlocksPerSM) * t.multiprocessors;
+  int64_t smemCap = (t.maxSharedPerSM / kTeamBlocksPerSM - 2048) / 4;
+  smemCap = std::min<int64_t>(smemCap, (t.maxSharedPerBlock - 1024) / 4);
+  smemCap -= smemCap % vec;
+  TeamPlan p;
+  p.teamBlocks = std::max<int64_t>(1, (s.slice + smemCap - 1) / smemCap);
+  p.teamBlocks = std::min(p.teamBlocks, blocks);
+  p.teams = std::max<int64_t>(1, std::min(blocks / p.teamBlocks, s.slices));
+  // Spread spare blocks over the teams (fewer slices than teams, or a
+  // remainder), keeping parts worth a block.
+  p.teamBlocks =
+      std::max(p.teamBlocks, std::min(blocks / p.teams, s.slice / kMinPart));
+  auto chunkOf = [&](int64_t tb) {
+    int64_t c = (s.slice + tb - 1) / tb;
+    return (c + vec - 1) / vec * vec;
+  };
+  while (p.teamBlocks > 1 &&
+         (p.teamBlocks - 1) * chunkOf(p.teamBlocks) >= s.slice)
+    --p.teamBlocks;
+  p.chunk = chunkOf(p.teamBlocks);
+  p.smem = std::min(p.chunk, smemCap);
+  return p;
+}
+} // namespace
+
+llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
+                                            const TargetInfo &t) {
+  const Node &gn = *g.anchor;
+  const Value *xin = gn.operand(0), *gamma = gn.operand(1),
+              *beta = gn.operand(2);
+  const Shape &x = xin->shape();
+  GnShape s;
+  s.n = x[0].size;
+  s.c = x[1].size;
+  s.groups = gn.getInt("groups");
+  s.hw = x.numElements() / std::max<int64_t>(1, s.n * s.c);
+  s.slice = s.c / s.groups * s.hw;
+  s.slices = s.n * s.groups;
+  const int64_t inner = x[x.rank() - 1].size;
+  int vec = vectorWidth(std::gcd(inner, s.slice));
+  if (s.hw > 1)
+    vec = vectorWidth(std::gcd<int64_t>(vec, s.hw));
+  const bool wide = x.numElements() >= (int64_t(1) << 31);
+  const std::string idxT = wide ? "kiln::i64" : "int";
+
+  ParamList pl = tensorParams(g);
+  auto param = [&](const Value *v) { return pl.of(v); };
+  // load(i, v): the prologue at Vec elements of the input.
+  ExprEmitter pro(x, vec, "ii", param);
+  std::string load;
+  for (const Node *n : g.prologue)
+    pro.emit(*n, load);
+  std::string xa = pro.get(xin, load);
+  load += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
+                      "v[l] = {}[l];\n",
+                      vec, xa);
+  // store(i, y): affine per channel, the epilogue, the writes.
+  ExprEmitter epi(x, vec, "ii", param);
+  std::string store;
+  std::string chan = s.hw == 1 ? fmt::format("(ii % {})", s.c)
+                               : fmt::format("((ii / {}) % {})", s.hw, s.c);
+  auto affine = [&](const Value *p, const char *var) {
+    if (!p)
+      return std::string();
+    if (s.hw == 1 && vec > 1)
+      store += fmt::format("    float {}[{}];\n    kiln::loadVec<{}>({} + "
+                           "{}, {});\n",
+                           var, vec, vec, pl.of(p), chan, var);
+    else
+      store += fmt::format("    float {}[{}];\n    {{ const float t = "
+                           "{}[{}];\n      for (int l = 0; l < {}; ++l) "
+                           "{}[l] = t; }}\n",
+                           var, vec, pl.of(p), chan, vec, var);
+    return fmt::format("{}[l]", var);
+  };
+  std::string ga = affine(gamma, "gw"), ba = affine(beta, "gb");
+  std::string expr = "y[l]";
+  if (!ga.empty())
+    expr = fmt::format("{} * {}", expr, ga);
+  if (!ba.empty())
+    expr = fmt::format("{} + {}", expr, ba);
+  store += fmt::format("    float gy[{}]; // {} = group_norm\n#pragma unroll\n"
+                       "    for (int l = 0; l < {}; ++l) gy[l] = {};\n",
+                       vec, gn.result()->name(), vec, expr);
+  epi.bind(gn.result(), "gy");
+  for (const Node *n : g.epilogue)
+    epi.emit(*n, store);
+  for (const Value *v : g.outputs)
+    epi.store(v, pl.of(v), store);
+
+  const float eps = static_cast<float>(gn.getFloat("eps"));
+  EmittedKernel k;
+  k.params = pl.params;
+  std::string call, header;
+  if (s.slice <= kWarpMaxSlice) {
+    // One vector per lane where the slice allows; then as many slices
+    // per team as keep about 32 floats per lane in flight.
+    int64_t vecs = s.slice / vec;
+    int team = static_cast<int>(
+        std::min<uint64_t>(32, llvm::PowerOf2Ceil(std::max<int64_t>(1, vecs))));
+    if (static_cast<int64_t>(team) > vecs)
+      team = static_cast<int>(llvm::PowerOf2Floor(vecs));
+    int chunks = static_cast<int>((vecs + team - 1) / team);
+    int rows = static_cast<int>(
+        std::clamp<int64_t>(32 / (int64_t(chunks) * vec), 1, 8));
+    k.block = 256;
+    int64_t perBlock = int64_t(256 / team) * rows;
+    k.grid = static_cast<unsigned>(std::max<int64_t>(
+        1, std::min<int64_t>((s.slices + perBlock - 1) / perBlock,
+                             8 * t.multiprocessors)));
+    call = fmt::format("  kiln::gnWarp<{}ll, {}ll, {}, {}, {}, {}>(load, "
+                       "store, {});\n",
+                       s.slices, s.slice, team, vec, chunks, rows,
+                       fmt::format("{}f", eps));
+    header =
+        fmt::format("__launch_bounds__(256) KILN_NAME({})", pl.signature());
+    k.strategy = fmt::format("registers: {} lanes x {} x {} floats per "
+                             "slice, {} slices per team at once",
+                             team, chunks, vec, rows);
+  } else {
+    TeamPlan p = planTeams(s, vec, t);
+    k.block = kTeamThreads;
+    k.grid = static_cast<unsigned>(p.teams * p.teamBlocks);
+    k.sharedBytes = static_cast<unsigned>(p.smem * 4);
+    k.cooperative = p.teamBlocks > 1;
+    KernelParam partials{KernelParam::Kind::Workspace};
+    partials.bytes = static_cast<uint64_t>(p.teams) * 2 * p.teamBlocks * 4 * 8;
+    KernelParam counters{KernelParam::Kind::Workspace};
+    counters.bytes = static_cast<uint64_t>(p.teams) * 4;
+    counters.zeroed = true;
+    k.params.push_back(partials);
+    k.params.push_back(counters);
+    call = fmt::format(
+        "  kiln::gnTeam<{}ll, {}ll, {}, {}, {}, {}ll, {}ll>(load, store, {}f, "
+        "partials, counters);\n",
+        s.slices, s.slice, p.teamBlocks, kTeamThreads, vec, p.chunk, p.smem,
+        eps);
+    header = fmt::format("__launch_bounds__({}, {}) KILN_NAME({}, double "
+                         "*__restrict__ partials, unsigned *counters)",
+                         kTeamThreads, kTeamBlocksPerSM, pl.signature());
+    k.strategy = fmt::format(
+        "{} team(s) of {} block(s) per slice, {} KiB of each part on chip{}",
+        p.teams, p.teamBlocks, p.smem * 4 / 1024,
+        p.smem < p.chunk ? " (the rest re-read)" : "");
+  }
+  k.source = fmt::format(
+      "// Kiln GroupNorm: {} slices of {} elements ({} groups over {}), "
+      "{}-wide vectors.\n"
+      "#include \"kiln/groupnorm.cuh\"\n"
+      "#include \"kiln/ops.cuh\"\n\n"
+      "extern \"C\" __global__ void {} {{\n"
+      "  auto load = [&](kiln::i64 i, float (&v)[{}]) {{\n"
+      "    const {} ii = i;\n{}  }};\n"
+      "  auto store = [&](kiln::i64 i, float (&y)[{}]) {{\n"
+      "    const {} ii = i;\n{}  }};\n{}}}\n",
+      s.slices, s.slice, s.groups, x.str(), vec, header, vec, idxT, load, vec,
+      idxT, store, call);
+  k.bytes = groupBytes(g);
+  k.flops = static_cast<double>(x.numElements()) *
+            (8 + g.prologue.size() + g.epilogue.size());
+  return k;
+}
+
+} // namespace kiln

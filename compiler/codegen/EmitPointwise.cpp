@@ -1,0 +1,53 @@
+//===- EmitPointwise.cpp - Fused elementwise kernels ----------------------===//
+#include "codegen/Emitters.h"
+
+#include <fmt/format.h>
+
+namespace kiln {
+
+static constexpr unsigned kPointwiseThreads = 256;
+
+llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,
+                                            const TargetInfo &t) {
+  const Shape &domain = g.prologue.front()->result()->shape();
+  const int64_t numel = domain.numElements();
+  const int64_t inner = domain.rank() ? domain[domain.rank() - 1].size : 1;
+  const int vec = vectorWidth(inner);
+  const bool wide = numel >= (int64_t(1) << 31);
+
+  ParamList pl = tensorParams(g);
+  ExprEmitter ex(domain, vec, wide ? "i" : "ii",
+                 [&](const Value *v) { return pl.of(v); });
+  std::string body;
+  for (const Node *n : g.prologue)
+    ex.emit(*n, body);
+  for (const Value *v : g.outputs)
+    ex.store(v, pl.of(v), body);
+
+  EmittedKernel k;
+  k.source = fmt::format(
+      "// Kiln pointwise kernel over {} ({} elements, {} per thread step).\n"
+      "#include \"kiln/ops.cuh\"\n"
+      "#include \"kiln/pointwise.cuh\"\n\n"
+      "extern \"C\" __global__ void __launch_bounds__({})\n"
+      "KILN_NAME({}) {{\n"
+      "  kiln::pointwise<{}ll, {}>([&](kiln::i64 i) {{\n"
+      "    const {} ii = i;\n"
+      "{}  }});\n"
+      "}}\n",
+      domain.str(), numel, vec, kPointwiseThreads, pl.signature(), numel, vec,
+      wide ? "kiln::i64" : "int", body);
+  k.params = pl.params;
+  k.block = kPointwiseThreads;
+  int64_t chunks = numel / vec;
+  int64_t blocks = (chunks + kPointwiseThreads - 1) / kPointwiseThreads;
+  k.grid = static_cast<unsigned>(
+      std::max<int64_t>(1, std::min<int64_t>(blocks, 16 * t.multiprocessors)));
+  k.bytes = groupBytes(g);
+  k.flops = static_cast<double>(numel) * g.prologue.size();
+  k.strategy =
+      fmt::format("{}-wide vectors, {} blocks of {}", vec, k.grid, k.block);
+  return k;
+}
+
+} // namespace kiln

@@ -1,0 +1,129 @@
+//===- Expr.cpp - CUDA C++ for elementwise nodes at one index -------------===//
+#include "codegen/Expr.h"
+
+#include "ops/Families.h"
+
+#include <fmt/format.h>
+
+namespace kiln {
+
+std::string broadcastIndex(const Shape &operand, const Shape &domain,
+                           const std::string &idx) {
+  if (operand == domain)
+    return idx;
+  const size_t r = domain.rank(), off = r - operand.rank();
+  // Strides of the domain and of the operand, per domain dim.
+  std::vector<int64_t> dstride(r), ostride(r, 0);
+  std::vector<bool> live(r, false);
+  int64_t ds = 1, os = 1;
+  for (size_t k = r; k-- > 0;) {
+    dstride[k] = ds;
+    ds *= domain[k].size;
+    if (k >= off) {
+      int64_t size = operand[k - off].size;
+      live[k] = size == domain[k].size && size > 1;
+      ostride[k] = os;
+      os *= size;
+    }
+  }
+  // Runs of consecutive live dims read one contiguous block of the operand.
+  std::vector<std::string> terms;
+  for (size_t k = 0; k < r;) {
+    if (!live[k]) {
+      ++k;
+      continue;
+    }
+    size_t e = k;
+    while (e + 1 < r && live[e + 1] &&
+           ostride[e] == ostride[e + 1] * domain[e + 1].size)
+      ++e;
+    int64_t span = 1;
+    for (size_t j = k; j <= e; ++j)
+      span *= domain[j].size;
+    std::string t = idx;
+    if (dstride[e] != 1)
+      t = fmt::format("({} / {})", t, dstride[e]);
+    if (k != 0)
+      t = fmt::format("({} % {})", t, span);
+    if (ostride[e] != 1)
+      t = fmt::format("{} * {}", t, ostride[e]);
+    terms.push_back(t);
+    k = e + 1;
+  }
+  if (terms.empty())
+    return "0";
+  std::string s = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i)
+    s += " + " + terms[i];
+  return "(" + s + ")";
+}
+
+ExprEmitter::ExprEmitter(Shape domain, int vec, std::string idx,
+                         std::function<std::string(const Value *)> param)
+    : domain_(std::move(domain)), vec_(vec), idx_(std::move(idx)),
+      param_(std::move(param)) {}
+
+void ExprEmitter::bind(const Value *v, std::string array) {
+  arrays_[v] = std::move(array);
+}
+
+std::string ExprEmitter::get(const Value *v, std::string &out) {
+  if (v->isLiteral())
+    return "";
+  auto it = arrays_.find(v);
+  if (it != arrays_.end())
+    return it->second;
+  // A leaf: load it with broadcasting.
+  std::string a = fresh(), p = param_(v);
+  const Shape &s = v->shape();
+  std::string bi = broadcastIndex(s, domain_, idx_);
+  bool innerLive = s.rank() > 0 && domain_.rank() > 0 &&
+                   s[s.rank() - 1].size == domain_[domain_.rank() - 1].size &&
+                   s[s.rank() - 1].size > 1;
+  if (vec_ == 1)
+    out += fmt::format("    float {}[1] = {{{}[{}]}};\n", a, p, bi);
+  else if (innerLive)
+    out +=
+        fmt::format("    float {}[{}];\n    kiln::loadVec<{}>({} + {}, {});\n",
+                    a, vec_, vec_, p, bi, a);
+  else
+    out += fmt::format("    float {}[{}];\n    {{ const float t = {}[{}];\n"
+                       "      for (int l = 0; l < {}; ++l) {}[l] = t; }}\n",
+                       a, vec_, p, bi, vec_, a);
+  arrays_[v] = a;
+  return a;
+}
+
+std::string ExprEmitter::lane(const Value *v, std::string &out,
+                              const std::string &l) {
+  if (v->isLiteral())
+    return cudaFloat(v->literal());
+  return get(v, out) + "[" + l + "]";
+}
+
+void ExprEmitter::emit(const Node &n, std::string &out) {
+  std::vector<std::string> ops;
+  // Load operands first so their statements precede the loop.
+  for (const Value *v : n.operands())
+    if (v)
+      get(v, out);
+  for (const Value *v : n.operands())
+    if (v)
+      ops.push_back(lane(v, out, "l"));
+  std::string a = fresh();
+  out += fmt::format("    float {}[{}]; // {} = {}\n", a, vec_,
+                     n.result()->name(), opName(n.op()).str());
+  out += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
+                     "{}[l] = {};\n",
+                     vec_, a, n.info().cuda(n, ops));
+  arrays_[n.result()] = a;
+}
+
+void ExprEmitter::store(const Value *v, const std::string &dstParam,
+                        std::string &out) {
+  std::string a = get(v, out);
+  out += fmt::format("    kiln::storeVec<{}>({} + {}, {});\n", vec_, dstParam,
+                     idx_, a);
+}
+
+} // namespace kiln

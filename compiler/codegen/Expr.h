@@ -1,0 +1,64 @@
+//===- Expr.h - CUDA C++ for elementwise nodes at one index ----*- C++ -*-===//
+//
+// ExprEmitter writes the statements that compute fused elementwise values
+// for Vec consecutive elements of a domain shape, starting at flat index
+// `idx` (a variable of the generated code). Each value becomes a register
+// array `float vN[Vec]`. Leaves are loaded from kernel parameters with
+// PyTorch broadcasting into the domain; number literals become constants.
+//
+// Vec consecutive elements of the domain must differ only in the innermost
+// coordinate (the caller checks that Vec divides the innermost dim), so a
+// broadcast operand is either one scalar for all lanes or a Vec-wide load.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_EXPR_H
+#define KILN_CODEGEN_EXPR_H
+
+#include "IR/Graph.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+#include <string>
+
+namespace kiln {
+
+/// Flat index of an element of `operand` (aligned right against `domain`,
+/// PyTorch broadcasting) given the flat index `idx` into the domain.
+std::string broadcastIndex(const Shape &operand, const Shape &domain,
+                           const std::string &idx);
+
+class ExprEmitter {
+public:
+  /// `param(v)` names the kernel parameter holding tensor v.
+  ExprEmitter(Shape domain, int vec, std::string idx,
+              std::function<std::string(const Value *)> param);
+
+  /// Makes `v` available as the existing register array `array`.
+  void bind(const Value *v, std::string array);
+  /// The register array holding `v`, loading it first if it is a leaf not
+  /// yet loaded (literals return "" : use lane()).
+  std::string get(const Value *v, std::string &out);
+  /// Lane `l` of v: "v3[l]" or a literal constant.
+  std::string lane(const Value *v, std::string &out, const std::string &l);
+  /// Emits node n (its operands must be bound, loadable or literals).
+  void emit(const Node &n, std::string &out);
+  /// Stores v's array to the parameter of `dst` at the domain index.
+  void store(const Value *v, const std::string &dstParam, std::string &out);
+
+  int vec() const { return vec_; }
+
+private:
+  std::string fresh() { return "v" + std::to_string(next_++); }
+
+  Shape domain_;
+  int vec_;
+  std::string idx_;
+  std::function<std::string(const Value *)> param_;
+  llvm::DenseMap<const Value *, std::string> arrays_;
+  unsigned next_ = 0;
+};
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,357 @@
+//===- Partition.cpp - The fusion partitioner -----------------------------===//
+#include "fusion/Partition.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <algorithm>
+
+namespace kiln {
+
+llvm::StringRef groupKindName(GroupKind k) {
+  switch (k) {
+  case GroupKind::Pointwise:
+    return "pointwise";
+  case GroupKind::Reduction:
+    return "reduction";
+  case GroupKind::GroupNorm:
+    return "group_norm";
+  case GroupKind::Contraction:
+    return "contraction";
+  case GroupKind::Convolution:
+    return "convolution";
+  }
+  llvm_unreachable("bad group kind");
+}
+
+bool isElementwise(OpKind k) {
+  OpFamily f = getOpInfo(k).family;
+  return f == OpFamily::Binary || f == OpFamily::Unary;
+}
+
+std::vector<const Node *> FusionGroup::nodes() const {
+  std::vector<const Node *> all(prologue);
+  if (anchor)
+    all.push_back(anchor);
+  all.insert(all.end(), epilogue.begin(), epilogue.end());
+  return all;
+}
+
+std::string FusionGroup::describe() const {
+  static const char *const prefix[] = {"pw", "red", "gn", "gemm", "conv"};
+  std::string s = prefix[static_cast<int>(kind)];
+  if (anchor && kind != GroupKind::GroupNorm)
+    s += "_" + opName(anchor->op()).str();
+  auto add = [&](const std::vector<const Node *> &ns) {
+    for (const Node *n : ns)
+      s += "_" + opName(n->op()).str();
+  };
+  add(prologue);
+  add(epilogue);
+  return s;
+}
+
+namespace {
+
+GroupKind anchorKind(OpKind k) {
+  switch (getOpInfo(k).family) {
+  case OpFamily::Contraction:
+    return GroupKind::Contraction;
+  case OpFamily::Convolution:
+    return GroupKind::Convolution;
+  case OpFamily::Normalization:
+    return GroupKind::GroupNorm;
+  case OpFamily::Reduction:
+    return GroupKind::Reduction;
+  case OpFamily::Binary:
+  case OpFamily::Unary:
+    return GroupKind::Pointwise;
+  }
+  llvm_unreachable("bad family");
+}
+
+/// Groups under construction: node positions, merged as fusion proceeds.
+class Partitioner {
+public:
+  explicit Partitioner(const Graph &g) : g_(g), users_(g.users()) {
+    for (const auto &n : g.nodes())
+      index_[n.get()] = static_cast<unsigned>(order_.size()),
+      order_.push_back(n.get());
+    for (const Value *v : g.outputs())
+      isOutput_.insert(v);
+    groupOf_.assign(order_.size(), -1);
+  }
+
+  FusionPlan run();
+
+private:
+  struct Work {
+    GroupKind kind;
+    int anchor = -1;                // node position
+    std::vector<unsigned> prologue; // node positions (pointwise: all)
+    std::vector<unsigned> epilogue;
+    bool alive = true;
+  };
+
+  int producerGroup(const Value *v) const {
+    return v && v->def() ? groupOf_[index_.lookup(v->def())] : -1;
+  }
+  int newGroup(GroupKind kind) {
+    Work w;
+    w.kind = kind;
+    groups_.push_back(std::move(w));
+    return static_cast<int>(groups_.size()) - 1;
+  }
+  /// Groups whose results group `gi` reads.
+  llvm::SmallVector<int, 4> deps(int gi) const;
+  /// Whether group `to` (transitively) reads a result of group `from`.
+  bool reaches(int from, int to) const;
+  void addPointwise(unsigned pos);
+  bool tryEpilogue(unsigned pos);
+  void fusePrologues();
+  std::vector<int> groupOrder() const;
+  FusionGroup finish(int gi) const;
+
+  const Graph &g_;
+  std::vector<llvm::SmallVector<Node *, 2>> users_;
+  llvm::DenseMap<const Node *, unsigned> index_;
+  std::vector<const Node *> order_;
+  llvm::SmallPtrSet<const Value *, 4> isOutput_;
+  std::vector<int> groupOf_;
+  std::vector<Work> groups_;
+};
+
+llvm::SmallVector<int, 4> Partitioner::deps(int gi) const {
+  llvm::SmallVector<int, 4> out;
+  auto scan = [&](unsigned pos) {
+    for (const Value *v : order_[pos]->operands()) {
+      int p = producerGroup(v);
+      if (p >= 0 && p != gi && !llvm::is_contained(out, p))
+        out.push_back(p);
+    }
+  };
+  const Work &w = groups_[gi];
+  for (unsigned p : w.prologue)
+    scan(p);
+  if (w.anchor >= 0)
+    scan(w.anchor);
+  for (unsigned p : w.epilogue)
+    scan(p);
+  return out;
+}
+
+bool Partitioner::reaches(int from, int to) const {
+  std::vector<int> stack{to};
+  std::vector<bool> seen(groups_.size());
+  while (!stack.empty()) {
+    int gi = stack.back();
+    stack.pop_back();
+    if (gi == from)
+      return true;
+    if (seen[gi])
+      continue;
+    seen[gi] = true;
+    for (int d : deps(gi))
+      stack.push_back(d);
+  }
+  return false;
+}
+
+/// An elementwise node joins the epilogue of the group_norm or reduction
+/// group producing one of its operands when it runs over that anchor's
+/// result shape and every other operand is either from the same group or
+/// from a group that does not depend on it.
+bool Partitioner::tryEpilogue(unsigned pos) {
+  const Node *n = order_[pos];
+  for (const Value *v : n->operands()) {
+    int gi = producerGroup(v);
+    if (gi < 0)
+      continue;
+    Work &w = groups_[gi];
+    if (w.kind != GroupKind::GroupNorm && w.kind != GroupKind::Reduction)
+      continue;
+    if (n->result()->shape() != order_[w.anchor]->result()->shape())
+      continue;
+    // The operand must be the anchor's result or an epilogue value.
+    if (v->def() != order_[w.anchor] &&
+        !llvm::is_contained(w.epilogue, index_.lookup(v->def())))
+      continue;
+    bool ok = true;
+    for (const Value *o : n->operands()) {
+      int og = producerGroup(o);
+      if (og >= 0 && og != gi && reaches(gi, og))
+        ok = false;
+    }
+    if (!ok)
+      continue;
+    w.epilogue.push_back(pos);
+    groupOf_[pos] = gi;
+    return true;
+  }
+  return false;
+}
+
+/// Joins (and merges) the pointwise groups of the node's operands that have
+/// its result shape, unless that would make a group depend on itself.
+void Partitioner::addPointwise(unsigned pos) {
+  const Node *n = order_[pos];
+  llvm::SmallVector<int, 2> cands;
+  for (const Value *v : n->operands()) {
+    int gi = producerGroup(v);
+    if (gi >= 0 && groups_[gi].kind == GroupKind::Pointwise &&
+        v->shape() == n->result()->shape() && !llvm::is_contained(cands, gi))
+      cands.push_back(gi);
+  }
+  // A candidate that another candidate reaches through a third group
+  // cannot merge with it; keep the first and those independent of it.
+  int target = -1;
+  for (int c : cands) {
+    if (target < 0) {
+      target = c;
+      continue;
+    }
+    if (reaches(target, c) || reaches(c, target))
+      continue;
+    Work &from = groups_[c];
+    for (unsigned p : from.prologue)
+      groupOf_[p] = target;
+    llvm::append_range(groups_[target].prologue, from.prologue);
+    from.prologue.clear();
+    from.alive = false;
+  }
+  if (target < 0)
+    target = newGroup(GroupKind::Pointwise);
+  // The node itself: every other operand group must not depend on target.
+  for (const Value *v : n->operands()) {
+    int og = producerGroup(v);
+    if (og >= 0 && og != target && reaches(target, og)) {
+      target = newGroup(GroupKind::Pointwise);
+      break;
+    }
+  }
+  Work &w = groups_[target];
+  w.prologue.push_back(pos);
+  llvm::sort(w.prologue);
+  groupOf_[pos] = target;
+}
+
+/// A pointwise group whose only result leaving it is the main input of a
+/// group_norm or reduction, read by nothing else, becomes its prologue.
+void Partitioner::fusePrologues() {
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    Work &w = groups_[gi];
+    if (!w.alive ||
+        (w.kind != GroupKind::GroupNorm && w.kind != GroupKind::Reduction))
+      continue;
+    const Value *in = order_[w.anchor]->operand(0);
+    int pi = producerGroup(in);
+    if (pi < 0 || groups_[pi].kind != GroupKind::Pointwise ||
+        isOutput_.count(in) || users_[in->id()].size() != 1)
+      continue;
+    // No other value of the pointwise group may be read outside it.
+    bool escapes = false;
+    for (unsigned p : groups_[pi].prologue) {
+      const Value *r = order_[p]->result();
+      if (r == in)
+        continue;
+      if (isOutput_.count(r))
+        escapes = true;
+      for (const Node *u : users_[r->id()])
+        if (groupOf_[index_.lookup(u)] != pi)
+          escapes = true;
+    }
+    if (escapes)
+      continue;
+    for (unsigned p : groups_[pi].prologue)
+      groupOf_[p] = static_cast<int>(gi);
+    w.prologue = std::move(groups_[pi].prologue);
+    groups_[pi].alive = false;
+  }
+}
+
+/// Live groups in dependency order; ties go to the earliest node.
+std::vector<int> Partitioner::groupOrder() const {
+  auto firstNode = [&](int gi) {
+    const Work &w = groups_[gi];
+    unsigned m = ~0u;
+    for (unsigned p : w.prologue)
+      m = std::min(m, p);
+    if (w.anchor >= 0)
+      m = std::min(m, static_cast<unsigned>(w.anchor));
+    for (unsigned p : w.epilogue)
+      m = std::min(m, p);
+    return m;
+  };
+  std::vector<int> live;
+  for (size_t gi = 0; gi < groups_.size(); ++gi)
+    if (groups_[gi].alive)
+      live.push_back(static_cast<int>(gi));
+  llvm::sort(live, [&](int a, int b) { return firstNode(a) < firstNode(b); });
+  std::vector<int> out;
+  std::vector<bool> done(groups_.size());
+  while (out.size() < live.size()) {
+    for (int gi : live) {
+      if (done[gi])
+        continue;
+      bool ready = llvm::all_of(deps(gi), [&](int d) { return done[d]; });
+      if (ready) {
+        done[gi] = true;
+        out.push_back(gi);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+FusionGroup Partitioner::finish(int gi) const {
+  const Work &w = groups_[gi];
+  FusionGroup fg;
+  fg.kind = w.kind;
+  for (unsigned p : w.prologue)
+    fg.prologue.push_back(order_[p]);
+  if (w.anchor >= 0)
+    fg.anchor = order_[w.anchor];
+  for (unsigned p : w.epilogue)
+    fg.epilogue.push_back(order_[p]);
+  for (const Node *n : fg.nodes()) {
+    for (const Value *v : n->operands())
+      if (v && !v->isLiteral() && producerGroup(v) != gi &&
+          !llvm::is_contained(fg.inputs, v))
+        fg.inputs.push_back(v);
+    const Value *r = n->result();
+    bool used = isOutput_.count(r) != 0;
+    for (const Node *u : users_[r->id()])
+      if (groupOf_[index_.lookup(u)] != gi)
+        used = true;
+    if (used)
+      fg.outputs.push_back(r);
+  }
+  return fg;
+}
+
+FusionPlan Partitioner::run() {
+  for (unsigned pos = 0; pos < order_.size(); ++pos) {
+    const Node *n = order_[pos];
+    if (!isElementwise(n->op())) {
+      int gi = newGroup(anchorKind(n->op()));
+      groups_[gi].anchor = static_cast<int>(pos);
+      groupOf_[pos] = gi;
+      continue;
+    }
+    if (!tryEpilogue(pos))
+      addPointwise(pos);
+  }
+  fusePrologues();
+  FusionPlan plan;
+  for (int gi : groupOrder())
+    plan.groups.push_back(finish(gi));
+  return plan;
+}
+
+} // namespace
+
+FusionPlan partitionGraph(const Graph &g) { return Partitioner(g).run(); }
+
+} // namespace kiln

@@ -1,0 +1,340 @@
+//===- Engine.cpp - Compile a graph to GPU kernels and run it -------------===//
+#include "Engine.h"
+
+#include "IR/Diagnostics.h"
+#include "Pipeline.h"
+#include "Templates.h"
+#include "codegen/Codegen.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <fmt/format.h>
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <future>
+#include <map>
+#include <mutex>
+
+#ifndef KILN_VERSION
+#define KILN_VERSION "0"
+#endif
+
+namespace kiln {
+
+TargetInfo targetOf(const rt::Device *device, const std::string &arch) {
+  if (!device)
+    return defaultTarget(arch.empty() ? "sm_90" : arch);
+  TargetInfo t;
+  t.arch = arch.empty() ? device->info().arch() : arch;
+  t.multiprocessors = device->info().multiprocessors;
+  t.maxSharedPerBlock = device->maxSharedPerBlockOptin();
+  t.maxSharedPerSM = device->maxSharedPerMultiprocessor();
+  t.l2Bytes = device->l2Bytes();
+  return t;
+}
+
+std::vector<rt::SourceHeader> templateHeaders() {
+  std::vector<rt::SourceHeader> hs;
+  for (const EmbeddedFile &f : embeddedTemplates())
+    hs.push_back({f.name, f.text});
+  return hs;
+}
+
+rt::CompileRequest compileRequest(const EmittedKernel &k,
+                                  const std::string &arch) {
+  rt::CompileRequest req;
+  req.source = k.source;
+  req.fileName = k.name + ".cu";
+  req.headers = templateHeaders();
+  req.arch = arch;
+  return req;
+}
+
+namespace {
+/// Kernel cache shared by every Executable of the process, per options.
+rt::KernelCache &processCache(const rt::CacheOptions &o) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, bool>,
+                  std::unique_ptr<rt::KernelCache>>
+      caches;
+  std::lock_guard<std::mutex> lock(mu);
+  auto &c = caches[{o.directory, o.disableDisk}];
+  if (!c)
+    c = std::make_unique<rt::KernelCache>(o, KILN_VERSION);
+  return *c;
+}
+
+} // namespace
+
+Executable::~Executable() = default;
+
+llvm::Expected<std::unique_ptr<Executable>>
+Executable::compile(const Graph &g,
+                    llvm::ArrayRef<llvm::SmallVector<int64_t, 6>> shapes,
+                    const CompileOptions &opts) {
+  std::unique_ptr<Executable> exe(new Executable());
+  llvm::Expected<DimBindings> bindings = bindDims(g, shapes);
+  if (!bindings)
+    return bindings.takeError();
+  llvm::Expected<std::unique_ptr<Graph>> spec =
+      prepareForExecution(g, *bindings);
+  if (!spec)
+    return spec.takeError();
+  exe->graph_ = std::move(*spec);
+  if (!opts.compileOnly) {
+    llvm::Expected<rt::Device *> dev = rt::Device::open(0);
+    if (!dev)
+      return dev.takeError();
+    exe->device_ = *dev;
+  }
+  exe->target_ = targetOf(exe->device_, opts.arch);
+  exe->plan_ = partitionGraph(*exe->graph_);
+  llvm::Expected<std::vector<EmittedKernel>> ks =
+      generateKernels(*exe->graph_, exe->plan_, exe->target_);
+  if (!ks)
+    return ks.takeError();
+  exe->kernels_ = std::move(*ks);
+  if (const char *env = std::getenv("KILN_PRINT_SOURCE");
+      env && *env && std::string(env) != "0")
+    for (const EmittedKernel &k : exe->kernels_)
+      llvm::errs() << "// ===== " << k.name << " =====\n" << k.source;
+  if (opts.generateOnly)
+    return exe;
+  if (llvm::Error e = exe->buildKernels(opts))
+    return e;
+  if (exe->device_)
+    if (llvm::Error e = exe->planMemory())
+      return e;
+  return exe;
+}
+
+llvm::Error Executable::buildKernels(const CompileOptions &opts) {
+  rt::KernelCache &cache = processCache(opts.cache);
+  std::vector<std::future<llvm::Expected<rt::CacheLookup>>> jobs;
+  for (const EmittedKernel &k : kernels_) {
+    rt::KernelMetadata meta;
+    meta.kernelName = k.name;
+    meta.graph = graph_->name();
+    meta.group = k.name;
+    std::string shapes;
+    for (const KernelParam &p : k.params)
+      if (p.value)
+        shapes += fmt::format("{}{}={}", shapes.empty() ? "" : " ",
+                              p.value->name(), p.value->type().str());
+    meta.shapes = shapes;
+    meta.launch =
+        fmt::format("grid {}, block {}, smem {} B{}", k.grid, k.block,
+                    k.sharedBytes, k.cooperative ? ", cooperative" : "");
+    rt::CompileRequest req = compileRequest(k, target_.arch);
+    jobs.push_back(std::async(std::launch::async, [&cache, req, meta] {
+      return cache.getOrCompile(req, meta);
+    }));
+  }
+  llvm::Error err = llvm::Error::success();
+  std::vector<std::shared_ptr<const std::vector<char>>> cubins;
+  for (auto &j : jobs) {
+    llvm::Expected<rt::CacheLookup> r = j.get();
+    if (!r) {
+      err = llvm::joinErrors(std::move(err), r.takeError());
+      builds_.emplace_back();
+      cubins.emplace_back();
+      continue;
+    }
+    builds_.push_back({r->key, r->source, r->compileMs, r->log});
+    cubins.push_back(r->cubin);
+  }
+  if (err || !device_)
+    return err;
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    const EmittedKernel &k = kernels_[i];
+    llvm::Expected<rt::Module> m = device_->loadModule(*cubins[i]);
+    if (!m)
+      return m.takeError();
+    auto mod = std::make_shared<rt::Module>(std::move(*m));
+    llvm::Expected<void *> f = mod->function(k.name);
+    if (!f)
+      return f.takeError();
+    if (k.sharedBytes > 48 * 1024)
+      if (llvm::Error e = device_->setMaxDynamicShared(*f, k.sharedBytes))
+        return e;
+    if (k.cooperative) {
+      llvm::Expected<int> per =
+          device_->maxActiveBlocksPerSM(*f, k.block, k.sharedBytes);
+      if (!per)
+        return per.takeError();
+      int64_t fit = int64_t(*per) * device_->info().multiprocessors;
+      if (fit < k.grid)
+        return userError("kernel {} needs {} blocks resident at once, but "
+                         "the GPU holds {} of them; this is a Kiln "
+                         "scheduling bug, please report it",
+                         k.name, k.grid, fit);
+    }
+    modules_.push_back(std::move(mod));
+    functions_.push_back(*f);
+  }
+  return llvm::Error::success();
+}
+
+/// Assigns every intermediate (a kernel output that is not a graph output)
+/// a slot, reusing slots whose values are dead, and allocates the slots.
+llvm::Error Executable::planMemory() {
+  const Graph &g = *graph_;
+  std::vector<int> lastUse(g.values().size(), -1);
+  std::vector<bool> isOut(g.values().size(), false);
+  for (const Value *v : g.outputs())
+    isOut[v->id()] = true;
+  for (size_t gi = 0; gi < plan_.groups.size(); ++gi)
+    for (const Value *v : plan_.groups[gi].inputs)
+      lastUse[v->id()] = static_cast<int>(gi);
+  slotOf_.assign(g.values().size(), -1);
+  std::vector<bool> slotFree;
+  for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {
+    for (const Value *v : plan_.groups[gi].outputs) {
+      if (isOut[v->id()])
+        continue;
+      uint64_t bytes = static_cast<uint64_t>(v->shape().numElements()) * 4;
+      int best = -1;
+      for (size_t s = 0; s < slotBytes_.size(); ++s)
+        if (slotFree[s] && slotBytes_[s] >= bytes &&
+            (best < 0 || slotBytes_[s] < slotBytes_[best]))
+          best = static_cast<int>(s);
+      if (best < 0) {
+        for (size_t s = 0; s < slotBytes_.size(); ++s)
+          if (slotFree[s] && (best < 0 || slotBytes_[s] > slotBytes_[best]))
+            best = static_cast<int>(s);
+        if (best >= 0)
+          slotBytes_[best] = bytes; // grow the largest free slot
+      }
+      if (best < 0) {
+        best = static_cast<int>(slotBytes_.size());
+        slotBytes_.push_back(bytes);
+        slotFree.push_back(false);
+      }
+      slotFree[best] = false;
+      slotOf_[v->id()] = best;
+    }
+    for (const Value *v : plan_.groups[gi].inputs)
+      if (lastUse[v->id()] == static_cast<int>(gi) && slotOf_[v->id()] >= 0)
+        slotFree[slotOf_[v->id()]] = true;
+  }
+  for (uint64_t bytes : slotBytes_) {
+    llvm::Expected<rt::Buffer> b = device_->alloc(std::max<uint64_t>(bytes, 4));
+    if (!b)
+      return b.takeError();
+    planBytes_ += bytes;
+    slots_.push_back(std::move(*b));
+  }
+  for (const EmittedKernel &k : kernels_) {
+    std::vector<rt::Buffer> ws;
+    for (const KernelParam &p : k.params) {
+      if (p.kind != KernelParam::Kind::Workspace)
+        continue;
+      llvm::Expected<rt::Buffer> b = device_->alloc(p.bytes);
+      if (!b)
+        return b.takeError();
+      ws.push_back(std::move(*b));
+    }
+    workspaces_.push_back(std::move(ws));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Executable::run(llvm::ArrayRef<rt::DevicePtr> inputs,
+                            llvm::ArrayRef<rt::DevicePtr> params,
+                            llvm::ArrayRef<rt::DevicePtr> outputs,
+                            rt::StreamHandle stream, RunTrace *trace) {
+  const Graph &g = *graph_;
+  if (!device_)
+    return userError("this executable was compiled without a GPU "
+                     "(compile only); it cannot run");
+  if (inputs.size() != g.inputs().size() ||
+      params.size() != g.params().size() ||
+      outputs.size() != g.outputs().size())
+    return userError("run() needs {} input, {} parameter and {} output "
+                     "pointers; got {}, {} and {}",
+                     g.inputs().size(), g.params().size(), g.outputs().size(),
+                     inputs.size(), params.size(), outputs.size());
+  std::vector<rt::DevicePtr> ptr(g.values().size(), 0);
+  auto bindAll = [&](llvm::ArrayRef<Value *> vs,
+                     llvm::ArrayRef<rt::DevicePtr> ps,
+                     const char *what) -> llvm::Error {
+    for (size_t i = 0; i < vs.size(); ++i) {
+      if (ps[i] % 16 != 0)
+        return userError("{} '{}' is at device address {:#x}, which is not "
+                         "16-byte aligned; Kiln's kernels use 16-byte loads",
+                         what, vs[i]->name(), ps[i]);
+      ptr[vs[i]->id()] = ps[i];
+    }
+    return llvm::Error::success();
+  };
+  if (llvm::Error e = bindAll(g.inputs(), inputs, "input"))
+    return e;
+  if (llvm::Error e = bindAll(g.params(), params, "parameter"))
+    return e;
+  for (size_t v = 0; v < slotOf_.size(); ++v)
+    if (slotOf_[v] >= 0)
+      ptr[v] = slots_[slotOf_[v]].ptr();
+  // Graph outputs, written in place; an output that is an input or a
+  // parameter is copied.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Value *v = g.outputs()[i];
+    if (outputs[i] % 16 != 0)
+      return userError("output '{}' is not 16-byte aligned", v->name());
+    if (!v->isResult()) {
+      if (llvm::Error e = device_->copyDeviceToDevice(
+              outputs[i], ptr[v->id()], v->shape().numElements() * 4, stream))
+        return e;
+      continue;
+    }
+    ptr[v->id()] = outputs[i];
+  }
+  if (trace) {
+    trace->events.clear();
+    for (size_t i = 0; i <= kernels_.size(); ++i) {
+      llvm::Expected<rt::Event> ev = device_->createEvent();
+      if (!ev)
+        return ev.takeError();
+      trace->events.push_back(std::move(*ev));
+    }
+  }
+  for (size_t ki = 0; ki < kernels_.size(); ++ki) {
+    const EmittedKernel &k = kernels_[ki];
+    llvm::SmallVector<rt::DevicePtr, 8> args;
+    size_t w = 0;
+    for (const KernelParam &p : k.params) {
+      if (p.kind == KernelParam::Kind::Tensor) {
+        args.push_back(ptr[p.value->id()]);
+        continue;
+      }
+      const rt::Buffer &b = workspaces_[ki][w++];
+      if (p.zeroed)
+        if (llvm::Error e = device_->fill32(b.ptr(), 0, p.bytes / 4, stream))
+          return e;
+      args.push_back(b.ptr());
+    }
+    llvm::SmallVector<void *, 8> argv;
+    for (rt::DevicePtr &a : args)
+      argv.push_back(&a);
+    if (trace)
+      if (llvm::Error e = trace->events[ki].record(stream))
+        return e;
+    rt::LaunchConfig cfg;
+    cfg.grid[0] = k.grid;
+    cfg.grid[1] = k.gridY;
+    cfg.block[0] = k.block;
+    cfg.sharedBytes = k.sharedBytes;
+    cfg.cooperative = k.cooperative;
+    if (llvm::Error e =
+            device_->launch(functions_[ki], cfg, argv.data(), stream))
+      return llvm::joinErrors(userError("launching kernel {} failed:", k.name),
+                              std::move(e));
+  }
+  if (trace)
+    if (llvm::Error e = trace->events.back().record(stream))
+      return e;
+  return llvm::Error::success();
+}
+
+} // namespace kiln

@@ -1,0 +1,119 @@
+//===- Engine.h - Compile a graph to GPU kernels and run it ----*- C++ -*-===//
+//
+// The C++ API of Kiln's GPU path:
+//
+//   auto exe = Executable::compile(graph, {{1024, 8192}}, CompileOptions{});
+//   exe->run(inputPtrs, paramPtrs, outputPtrs, stream);   // device pointers
+//
+// compile() specialises the graph for the input shapes, partitions it into
+// fusion groups, generates one kernel per group for the target, compiles
+// each through the kernel cache (memory, then disk, then NVRTC) and loads
+// them. run() launches the kernels in order on caller-provided buffers
+// (16-byte aligned), with intermediates in buffers of Kiln's memory planner:
+// a value lives from the kernel that writes it to the last that reads it,
+// and buffers are reused after that, so values that fusion removed are never
+// allocated.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_FRONTEND_ENGINE_H
+#define KILN_FRONTEND_ENGINE_H
+
+#include "codegen/Kernel.h"
+#include "fusion/Partition.h"
+
+#include "Device.h"
+#include "KernelCache.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct CompileOptions {
+  /// Target arch ("sm_90"); empty means the GPU's own.
+  std::string arch;
+  /// Generate and compile only; no GPU is needed (kiln compile).
+  bool compileOnly = false;
+  /// Stop after code generation: no NVRTC, no cache (kiln plan).
+  bool generateOnly = false;
+  rt::CacheOptions cache = rt::cacheOptionsFromEnvironment();
+};
+
+/// How one kernel was obtained.
+struct KernelBuild {
+  std::string key;
+  rt::CacheLookup::Source source = rt::CacheLookup::Source::Compiled;
+  double compileMs = 0;
+  std::string log; // NVRTC warnings
+};
+
+/// Optional per-kernel timing of a run: events[i] is recorded just before
+/// kernel i, events.back() after the last.
+struct RunTrace {
+  std::vector<rt::Event> events;
+};
+
+class Executable {
+public:
+  /// One shape per graph input, in order.
+  static llvm::Expected<std::unique_ptr<Executable>>
+  compile(const Graph &g, llvm::ArrayRef<llvm::SmallVector<int64_t, 6>> shapes,
+          const CompileOptions &opts);
+  ~Executable();
+
+  /// The graph specialised to the compiled shapes.
+  const Graph &graph() const { return *graph_; }
+  const FusionPlan &plan() const { return plan_; }
+  const std::vector<EmittedKernel> &kernels() const { return kernels_; }
+  const std::vector<KernelBuild> &builds() const { return builds_; }
+  const TargetInfo &target() const { return target_; }
+  /// Null when compiled with compileOnly.
+  rt::Device *device() const { return device_; }
+  /// Bytes of intermediates the memory planner allocates.
+  uint64_t intermediateBytes() const { return planBytes_; }
+
+  /// Runs the graph. One device pointer per graph input, parameter and
+  /// output, in graph order. Asynchronous on `stream`; `trace`, if given,
+  /// gets an event before each kernel and one after the last.
+  llvm::Error run(llvm::ArrayRef<rt::DevicePtr> inputs,
+                  llvm::ArrayRef<rt::DevicePtr> params,
+                  llvm::ArrayRef<rt::DevicePtr> outputs,
+                  rt::StreamHandle stream = nullptr, RunTrace *trace = nullptr);
+
+private:
+  Executable() = default;
+  llvm::Error buildKernels(const CompileOptions &opts);
+  llvm::Error planMemory();
+
+  std::unique_ptr<Graph> graph_;
+  FusionPlan plan_;
+  TargetInfo target_;
+  std::vector<EmittedKernel> kernels_;
+  std::vector<KernelBuild> builds_;
+  rt::Device *device_ = nullptr;
+  std::vector<std::shared_ptr<rt::Module>> modules_;
+  std::vector<void *> functions_;
+  /// Intermediate value id -> slot; slots are buffers reused over time.
+  std::vector<int> slotOf_;
+  std::vector<uint64_t> slotBytes_;
+  std::vector<rt::Buffer> slots_;
+  std::vector<std::vector<rt::Buffer>> workspaces_; // per kernel
+  uint64_t planBytes_ = 0;
+};
+
+/// The target of the GPU (when `device` is set) or defaultTarget(arch).
+TargetInfo targetOf(const rt::Device *device, const std::string &arch);
+
+/// Every embedded template as an NVRTC header.
+std::vector<rt::SourceHeader> templateHeaders();
+
+/// The NVRTC request for a generated kernel.
+rt::CompileRequest compileRequest(const EmittedKernel &k,
+                                  const std::string &arch);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,98 @@
+//===- PlanPrinter.cpp - The fusion plan as text and as Graphviz ----------===//
+#include "PlanPrinter.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <fmt/format.h>
+
+namespace kiln {
+
+static std::string human(uint64_t bytes) {
+  if (bytes >= (1ull << 30))
+    return fmt::format("{:.2f} GiB", bytes / double(1ull << 30));
+  if (bytes >= (1ull << 20))
+    return fmt::format("{:.1f} MiB", bytes / double(1ull << 20));
+  return fmt::format("{:.1f} KiB", bytes / 1024.0);
+}
+
+static std::string nodeList(const FusionGroup &g) {
+  std::string s;
+  for (const Node *n : g.nodes())
+    s += fmt::format("{}{} = {}", s.empty() ? "" : ", ", n->result()->name(),
+                     opName(n->op()).str());
+  return s;
+}
+
+static std::string valueList(const std::vector<const Value *> &vs) {
+  std::string s;
+  for (const Value *v : vs)
+    s += fmt::format("{}{} {}", s.empty() ? "" : ", ", v->name(),
+                     v->type().str());
+  return s.empty() ? "-" : s;
+}
+
+std::string planText(const Executable &exe) {
+  std::string out;
+  uint64_t total = 0;
+  const auto &groups = exe.plan().groups;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const FusionGroup &g = groups[i];
+    const EmittedKernel &k = exe.kernels()[i];
+    total += k.bytes;
+    out += fmt::format("kernel {}: {}\n", i, k.name);
+    out += fmt::format("  kind    {}\n", groupKindName(g.kind).str());
+    out += fmt::format("  fuses   {}\n", nodeList(g));
+    out += fmt::format("  reads   {}\n", valueList(g.inputs));
+    out += fmt::format("  writes  {}\n", valueList(g.outputs));
+    out += fmt::format("  launch  grid {}{} x block {}, {} shared{}; {}\n",
+                       k.grid, k.gridY > 1 ? fmt::format(" x {}", k.gridY) : "",
+                       k.block, human(k.sharedBytes),
+                       k.cooperative ? ", cooperative" : "", k.strategy);
+    out += fmt::format("  moves   {} (each input read once, each output "
+                       "written once)\n",
+                       human(k.bytes));
+  }
+  out += fmt::format("{} kernel{} for {} node{}; {} must move through "
+                     "memory; target {}, {} SMs\n",
+                     groups.size(), groups.size() == 1 ? "" : "s",
+                     exe.graph().nodes().size(),
+                     exe.graph().nodes().size() == 1 ? "" : "s", human(total),
+                     exe.target().arch, exe.target().multiprocessors);
+  return out;
+}
+
+std::string planDot(const Executable &exe) {
+  std::string s = "digraph kiln_plan {\n  rankdir=TB;\n  node [shape=box, "
+                  "fontname=monospace];\n";
+  const Graph &g = exe.graph();
+  for (const Value *v : g.inputs())
+    s += fmt::format("  \"{}\" [shape=ellipse, label=\"{}\\n{}\"];\n",
+                     v->name(), v->name(), v->type().str());
+  for (const Value *v : g.params())
+    s += fmt::format("  \"{}\" [shape=ellipse, style=dashed, "
+                     "label=\"{}\\n{}\"];\n",
+                     v->name(), v->name(), v->type().str());
+  const auto &groups = exe.plan().groups;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    std::string ops;
+    for (const Node *n : groups[i].nodes())
+      ops +=
+          fmt::format("\\n{} = {}", n->result()->name(), opName(n->op()).str());
+    s +=
+        fmt::format("  k{} [label=\"{}{}\"];\n", i, exe.kernels()[i].name, ops);
+    for (const Value *v : groups[i].inputs) {
+      std::string from = v->name();
+      for (size_t j = 0; j < i; ++j)
+        if (llvm::is_contained(groups[j].outputs, v))
+          from = fmt::format("k{}", j);
+      s += fmt::format("  \"{}\" -> k{} [label=\"{}\"];\n", from, i, v->name());
+    }
+  }
+  for (const Value *v : g.outputs())
+    for (size_t j = 0; j < groups.size(); ++j)
+      if (llvm::is_contained(groups[j].outputs, v))
+        s += fmt::format("  k{} -> \"out:{}\";\n", j, v->name());
+  return s + "}\n";
+}
+
+} // namespace kiln

@@ -1,0 +1,271 @@
+//===- Bench.cpp - kiln bench: time a graph's kernels on the GPU ----------===//
+//
+// Times with CUDA events after a warm-up: the median of --iters runs, per
+// kernel and in total, against the bytes each kernel must move and the
+// device's measured copy bandwidth (a device-to-device copy, bytes read +
+// written, timed the same way in the same process).
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+
+#include "Execute.h"
+#include "GpuExecute.h"
+#include "Params.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+
+namespace kiln::cli {
+
+namespace {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+/// Read + write bandwidth of a device-to-device copy, in bytes/s.
+llvm::Expected<double> copyBandwidth(rt::Device &dev, int iters) {
+  const size_t bytes = size_t(1) << 30;
+  auto a = dev.alloc(bytes), b = dev.alloc(bytes);
+  if (!a)
+    return a.takeError();
+  if (!b)
+    return b.takeError();
+  auto e0 = dev.createEvent(), e1 = dev.createEvent();
+  if (!e0)
+    return e0.takeError();
+  if (!e1)
+    return e1.takeError();
+  if (llvm::Error e = dev.fill32(a->ptr(), 0x3f800000u, bytes / 4))
+    return e;
+  std::vector<double> ms;
+  for (int i = 0; i < iters + 3; ++i) {
+    if (llvm::Error e = e0->record(nullptr))
+      return e;
+    if (llvm::Error e = dev.copyDeviceToDevice(b->ptr(), a->ptr(), bytes))
+      return e;
+    if (llvm::Error e = e1->record(nullptr))
+      return e;
+    if (llvm::Error e = dev.synchronize())
+      return e;
+    llvm::Expected<float> t = e1->elapsedSince(*e0);
+    if (!t)
+      return t.takeError();
+    if (i >= 3)
+      ms.push_back(*t);
+  }
+  return 2.0 * bytes / (median(ms) * 1e-3);
+}
+
+/// Uniform [0, 1) inputs, like torch.rand, from a counter-based generator.
+std::vector<HostTensor>
+randomInputs(const Graph &g,
+             const std::vector<llvm::SmallVector<int64_t, 6>> &shapes,
+             uint64_t seed) {
+  std::vector<HostTensor> out;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Initializer init;
+    init.kind = Initializer::Kind::Uniform;
+    init.a = 0;
+    init.b = 1;
+    init.seed = seed + i;
+    out.push_back(makeInitialized(init, g.inputs()[i]->dtype(), shapes[i]));
+  }
+  return out;
+}
+
+int runBench(const ParsedArgs &args) {
+  llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
+  if (!g)
+    return reportError(g.takeError());
+  const Graph &graph = **g;
+  int warmup = 5, iters = 20;
+  if (args.has("--warmup") &&
+      llvm::StringRef(args.get("--warmup")).getAsInteger(10, warmup))
+    return reportError(userError("--warmup takes a count"));
+  if (args.has("--iters") &&
+      (llvm::StringRef(args.get("--iters")).getAsInteger(10, iters) ||
+       iters < 1))
+    return reportError(userError("--iters takes a positive count"));
+
+  std::vector<HostTensor> inputs;
+  if (args.has("--input")) {
+    auto files = namedFiles(args.all("--input"), graph.inputs(), "--input");
+    if (!files)
+      return reportError(files.takeError());
+    auto in = readInputs(graph, *files);
+    if (!in)
+      return reportError(in.takeError());
+    inputs = std::move(*in);
+  } else {
+    auto shapes = boundInputShapes(graph, args);
+    if (!shapes)
+      return reportError(shapes.takeError());
+    llvm::errs() << "inputs: uniform [0, 1) random (give --input to use "
+                    "files)\n";
+    inputs = randomInputs(graph, *shapes, 1);
+  }
+  std::optional<SafetensorsFile> paramFile;
+  std::string paramPath = args.get("--params");
+  if (!paramPath.empty()) {
+    auto f = readSafetensors(paramPath);
+    if (!f)
+      return reportError(f.takeError());
+    paramFile = std::move(*f);
+  }
+  auto outputFiles =
+      namedFiles(args.all("--output"), graph.outputs(), "--output");
+  if (!outputFiles)
+    return reportError(outputFiles.takeError());
+
+  CompileOptions opts;
+  auto s = prepareGpu(graph, inputs, paramFile ? &*paramFile : nullptr,
+                      paramPath, opts);
+  if (!s)
+    return reportError(s.takeError());
+  const Executable &exe = *s->exe;
+  rt::Device &dev = *exe.device();
+  const size_t nk = exe.kernels().size();
+
+  if (llvm::Error e = s->poisonOutputs())
+    return reportError(std::move(e));
+  for (int i = 0; i < warmup; ++i)
+    if (llvm::Error e = s->run())
+      return reportError(std::move(e));
+  if (llvm::Error e = dev.synchronize())
+    return reportError(std::move(e));
+
+  std::vector<std::vector<double>> perKernel(nk);
+  std::vector<double> total, hostUs;
+  RunTrace trace;
+  for (int i = 0; i < iters; ++i) {
+    auto h0 = std::chrono::steady_clock::now();
+    if (llvm::Error e = s->run(nullptr, &trace))
+      return reportError(std::move(e));
+    hostUs.push_back(std::chrono::duration<double, std::micro>(
+                         std::chrono::steady_clock::now() - h0)
+                         .count());
+    if (llvm::Error e = dev.synchronize())
+      return reportError(std::move(e));
+    for (size_t k = 0; k < nk; ++k) {
+      auto t = trace.events[k + 1].elapsedSince(trace.events[k]);
+      if (!t)
+        return reportError(t.takeError());
+      perKernel[k].push_back(*t);
+    }
+    auto t = trace.events.back().elapsedSince(trace.events.front());
+    if (!t)
+      return reportError(t.takeError());
+    total.push_back(*t);
+  }
+  // A run without the per-kernel events, for host overhead per launch.
+  std::vector<double> plainUs;
+  for (int i = 0; i < iters; ++i) {
+    auto h0 = std::chrono::steady_clock::now();
+    if (llvm::Error e = s->run())
+      return reportError(std::move(e));
+    plainUs.push_back(std::chrono::duration<double, std::micro>(
+                          std::chrono::steady_clock::now() - h0)
+                          .count());
+    if (llvm::Error e = dev.synchronize())
+      return reportError(std::move(e));
+  }
+  auto bw = copyBandwidth(dev, 10);
+  if (!bw)
+    return reportError(bw.takeError());
+
+  nlohmann::json j;
+  j["graph"] = graph.name();
+  j["device"] = dev.info().name;
+  j["copy_gbps"] = *bw / 1e9;
+  j["compile_ms"] = s->compileSeconds * 1e3;
+  j["intermediate_bytes"] = exe.intermediateBytes();
+  j["host_us_per_launch"] = median(plainUs) / std::max<size_t>(nk, 1);
+  llvm::outs() << fmt::format("{} on {}: copy bandwidth {:.0f} GB/s "
+                              "(read + write), median of {} runs\n",
+                              graph.name(), dev.info().name, *bw / 1e9, iters);
+  llvm::outs() << fmt::format("  {:<44} {:>10} {:>11} {:>9} {:>7}\n", "kernel",
+                              "ms", "bytes", "GB/s", "of copy");
+  uint64_t bytes = 0;
+  for (size_t k = 0; k < nk; ++k) {
+    const EmittedKernel &ek = exe.kernels()[k];
+    double ms = median(perKernel[k]), gbps = ek.bytes / (ms * 1e-3) / 1e9;
+    bytes += ek.bytes;
+    llvm::outs() << fmt::format(
+        "  {:<44} {:>10.4f} {:>11} {:>9.0f} {:>6.0f}%\n", ek.name, ms, ek.bytes,
+        gbps, 100 * gbps * 1e9 / *bw);
+    j["kernels"].push_back({{"name", ek.name},
+                            {"ms", ms},
+                            {"bytes", ek.bytes},
+                            {"gbps", gbps},
+                            {"strategy", ek.strategy}});
+  }
+  double tms = median(total);
+  j["total_ms"] = tms;
+  j["bytes"] = bytes;
+  llvm::outs() << fmt::format(
+      "  total {:.4f} ms; {} kernels move {:.3f} GB: floor {:.4f} ms at the "
+      "copy bandwidth ({:.0f}%)\n",
+      tms, nk, bytes / 1e9, bytes / *bw * 1e3, 100 * (bytes / *bw * 1e3) / tms);
+  llvm::outs() << fmt::format(
+      "  compile + load {:.1f} ms; host time per launch {:.2f} us; "
+      "intermediates {:.1f} MiB\n",
+      s->compileSeconds * 1e3, median(plainUs) / std::max<size_t>(nk, 1),
+      exe.intermediateBytes() / double(1 << 20));
+
+  if (!outputFiles->empty()) {
+    auto outs = s->downloadOutputs();
+    if (!outs)
+      return reportError(outs.takeError());
+    for (size_t i = 0; i < outs->size(); ++i) {
+      const Value &v = *exe.graph().outputs()[i];
+      auto it = outputFiles->find(v.name());
+      if (it == outputFiles->end())
+        continue;
+      if (llvm::Error e = writeOutput(v.name(), (*outs)[i], it->second))
+        return reportError(std::move(e));
+    }
+  }
+  if (args.has("--json")) {
+    std::ofstream f(args.get("--json"));
+    f << j.dump(2) << "\n";
+    if (!f)
+      return reportError(userError("cannot write {}", args.get("--json")));
+  }
+  return ExitOk;
+}
+} // namespace
+
+const CommandSpec &benchCommand() {
+  static const CommandSpec spec = {
+      "bench",
+      "time a graph's kernels on the GPU (CUDA events, median)",
+      "kiln bench FILE [--input NAME=FILE]... [--bind NAME=SIZE]... "
+      "[--params FILE] [--iters N] [--warmup N] [--json FILE]",
+      "Compiles FILE for the GPU and times it: --warmup runs, then the "
+      "median of\n--iters runs, per kernel and in total, with CUDA events. "
+      "Reports each kernel's\nbytes (inputs read once, outputs written "
+      "once), GB/s and the fraction of the\ndevice's copy bandwidth, "
+      "measured in the same process. Inputs are uniform\n[0, 1) random "
+      "unless given (named dims then need --bind).",
+      {
+          {"--input", "NAME=FILE", "an input as .npy or .safetensors", true},
+          {"--bind", "NAME=SIZE", "bind a named dim for random inputs", true},
+          {"--params", "FILE", "parameters as .safetensors, by name"},
+          {"--output", "NAME=FILE", "write an output after timing", true},
+          {"--iters", "N", "timed runs (default 20)"},
+          {"--warmup", "N", "untimed runs first (default 5)"},
+          {"--json", "FILE", "write the figures as JSON"},
+      },
+      1,
+      1,
+      runBench};
+  return spec;
+}
+
+} // namespace kiln::cli

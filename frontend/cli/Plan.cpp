@@ -1,0 +1,159 @@
+//===- Plan.cpp - kiln plan and kiln compile ------------------------------===//
+//
+// `kiln plan` prints the fusion plan: one kernel per group, what it fuses,
+// how it is launched and the bytes it must move. `kiln compile` generates
+// and compiles every kernel into the cache; it needs no GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+
+#include "Engine.h"
+#include "Execute.h"
+#include "IR/Printer.h"
+#include "PlanPrinter.h"
+#include "Specialize.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <fstream>
+
+namespace kiln::cli {
+
+/// The graph's input shapes once --bind binds every named dim.
+llvm::Expected<std::vector<llvm::SmallVector<int64_t, 6>>>
+boundInputShapes(const Graph &g, const ParsedArgs &args) {
+  DimBindings b;
+  if (args.has("--bind")) {
+    llvm::Expected<DimBindings> p = parseBindings(args.all("--bind"));
+    if (!p)
+      return p.takeError();
+    b = std::move(*p);
+  }
+  llvm::Expected<std::unique_ptr<Graph>> s = specialize(g, b);
+  if (!s)
+    return s.takeError();
+  std::vector<llvm::SmallVector<int64_t, 6>> shapes;
+  for (const Value *in : (*s)->inputs()) {
+    if (!in->shape().isStatic())
+      return userError("input '{}' has shape {} with a named dim; give its "
+                       "size with --bind, e.g. --bind {}=1024",
+                       in->name(), in->shape().str(),
+                       (*s)->symbols().empty() ? std::string("N")
+                                               : (*s)->symbols()[0]);
+    shapes.push_back(in->shape().sizes());
+  }
+  return shapes;
+}
+
+static llvm::Expected<std::unique_ptr<Executable>>
+compileFor(const ParsedArgs &args, bool compileOnly) {
+  llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
+  if (!g)
+    return g.takeError();
+  auto shapes = boundInputShapes(**g, args);
+  if (!shapes)
+    return shapes.takeError();
+  CompileOptions opts;
+  opts.arch = args.get("--arch");
+  opts.compileOnly = compileOnly;
+  return Executable::compile(**g, *shapes, opts);
+}
+
+static int runPlan(const ParsedArgs &args) {
+  // Planning needs no compile: generate for the target only.
+  llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
+  if (!g)
+    return reportError(g.takeError());
+  auto shapes = boundInputShapes(**g, args);
+  if (!shapes)
+    return reportError(shapes.takeError());
+  CompileOptions opts;
+  opts.arch = args.get("--arch");
+  opts.compileOnly = true;
+  opts.generateOnly = true;
+  auto exe = Executable::compile(**g, *shapes, opts);
+  if (!exe)
+    return reportError(exe.takeError());
+  if (args.has("--dot")) {
+    std::ofstream f(args.get("--dot"));
+    f << planDot(**exe);
+    if (!f)
+      return reportError(userError("cannot write {}", args.get("--dot")));
+    llvm::errs() << "wrote the plan as Graphviz to " << args.get("--dot")
+                 << "\n";
+  }
+  llvm::outs() << planText(**exe);
+  return ExitOk;
+}
+
+static int runCompile(const ParsedArgs &args) {
+  auto exe = compileFor(args, /*compileOnly=*/true);
+  if (!exe)
+    return reportError(exe.takeError());
+  double total = 0;
+  for (size_t i = 0; i < (*exe)->kernels().size(); ++i) {
+    const KernelBuild &b = (*exe)->builds()[i];
+    const char *how =
+        b.source == rt::CacheLookup::Source::Compiled ? "miss, compiled"
+        : b.source == rt::CacheLookup::Source::Disk   ? "hit (disk)"
+                                                      : "hit (memory)";
+    llvm::outs() << fmt::format("{:<40} {:<16} {:8.1f} ms  key {}\n",
+                                (*exe)->kernels()[i].name, how, b.compileMs,
+                                b.key.substr(0, 12));
+    if (!b.log.empty())
+      llvm::errs() << b.log << "\n";
+    total += b.compileMs;
+  }
+  llvm::errs() << fmt::format("{} kernel(s) for {}; {:.1f} ms compiling\n",
+                              (*exe)->kernels().size(), (*exe)->target().arch,
+                              total);
+  return ExitOk;
+}
+
+static const std::vector<OptionSpec> kTargetOptions = {
+    {"--bind", "NAME=SIZE", "bind a named dim, e.g. --bind N=1024", true},
+    {"--arch", "SM",
+     "target arch, e.g. sm_90 (default: the GPU's, else "
+     "sm_90)"},
+};
+
+const CommandSpec &planCommand() {
+  static std::vector<OptionSpec> options = [] {
+    auto o = kTargetOptions;
+    o.push_back({"--dot", "FILE", "also write the plan as Graphviz"});
+    return o;
+  }();
+  static const CommandSpec spec = {
+      "plan",
+      "print the fusion plan: kernels, fused ops, launch shapes, bytes",
+      "kiln plan FILE [--bind NAME=SIZE]... [--arch SM] [--dot FILE]",
+      "Partitions FILE into fusion groups and schedules one kernel for "
+      "each at the\nconcrete shapes. Prints, per kernel, the ops it fuses, "
+      "what it reads and\nwrites, its launch shape and strategy, and the "
+      "bytes it must move.\nNeeds no GPU (the target defaults to sm_90, an "
+      "H100/H200, when there is none).",
+      options,
+      1,
+      1,
+      runPlan};
+  return spec;
+}
+
+const CommandSpec &compileCommand() {
+  static const CommandSpec spec = {
+      "compile",
+      "generate and compile every kernel of a graph into the cache",
+      "kiln compile FILE [--bind NAME=SIZE]... [--arch SM]",
+      "Generates the kernels of FILE and compiles them with NVRTC into the "
+      "kernel\ncache ($KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else "
+      "~/.cache/kiln), so a\nlater run starts warm. Prints each kernel's "
+      "cache hit or miss and compile\ntime. Needs no GPU. "
+      "KILN_PRINT_SOURCE=1 prints the generated source.",
+      kTargetOptions,
+      1,
+      1,
+      runCompile};
+  return spec;
+}
+
+} // namespace kiln::cli

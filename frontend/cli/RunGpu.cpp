@@ -1,0 +1,103 @@
+//===- RunGpu.cpp - kiln run on the GPU, with --check ---------------------===//
+#include "Commands.h"
+
+#include "Execute.h"
+#include "GpuExecute.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace kiln::cli {
+
+namespace {
+struct Error {
+  double maxAbs = 0, maxRel = 0, normRel = 0;
+  int64_t nanMismatch = 0;
+};
+
+/// GPU output against the float64 reference.
+Error compare(const HostTensor &gpu, const RefTensor &ref) {
+  Error e;
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < gpu.numel(); ++i) {
+    double a = gpu.get(i), b = ref.data[i];
+    if (std::isnan(a) || std::isnan(b)) {
+      e.nanMismatch += std::isnan(a) != std::isnan(b);
+      continue;
+    }
+    if (std::isinf(a) || std::isinf(b)) {
+      e.nanMismatch += a != b;
+      continue;
+    }
+    double d = std::abs(a - b);
+    e.maxAbs = std::max(e.maxAbs, d);
+    e.maxRel = std::max(e.maxRel, d / std::max(std::abs(b), 1e-6));
+    num += d * d;
+    den += b * b;
+  }
+  e.normRel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return e;
+}
+} // namespace
+
+int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
+             const SafetensorsFile *params, const std::string &paramPath,
+             const std::map<std::string, std::string> &outputFiles,
+             const ParsedArgs &args) {
+  CompileOptions opts;
+  llvm::Expected<GpuSession> s = prepareGpu(g, inputs, params, paramPath, opts);
+  if (!s)
+    return reportError(s.takeError());
+  for (const std::string &w : s->warnings)
+    llvm::errs() << "warning: " << w << "\n";
+  if (llvm::Error e = s->poisonOutputs())
+    return reportError(std::move(e));
+  if (llvm::Error e = s->run())
+    return reportError(std::move(e));
+  llvm::Expected<std::vector<HostTensor>> outs = s->downloadOutputs();
+  if (!outs)
+    return reportError(outs.takeError());
+  const Executable &exe = *s->exe;
+  llvm::errs() << fmt::format("ran '{}' on {} as {} kernel(s) (compiled in "
+                              "{:.0f} ms)\n",
+                              g.name(), exe.device()->info().name,
+                              exe.kernels().size(), s->compileSeconds * 1e3);
+  const Graph &spec = exe.graph();
+  for (size_t i = 0; i < outs->size(); ++i) {
+    const Value &v = *spec.outputs()[i];
+    llvm::outs() << summarize(v, (*outs)[i]) << "\n";
+    auto it = outputFiles.find(v.name());
+    if (it == outputFiles.end())
+      continue;
+    if (llvm::Error e = writeOutput(v.name(), (*outs)[i], it->second))
+      return reportError(std::move(e));
+    llvm::errs() << fmt::format("wrote {} to {}\n", v.name(), it->second);
+  }
+  if (!args.has("--check"))
+    return ExitOk;
+  double tol = 1e-5;
+  if (args.has("--tolerance") &&
+      llvm::StringRef(args.get("--tolerance")).getAsDouble(tol))
+    return reportError(userError("--tolerance takes a number, got '{}'",
+                                 args.get("--tolerance")));
+  llvm::errs() << "checking against the float64 reference evaluator...\n";
+  llvm::Expected<Execution> ref =
+      executeReference(g, inputs, params, paramPath);
+  if (!ref)
+    return reportError(ref.takeError());
+  bool ok = true;
+  for (size_t i = 0; i < outs->size(); ++i) {
+    Error e = compare((*outs)[i], ref->outputs[i]);
+    bool pass = e.nanMismatch == 0 && e.normRel <= tol;
+    ok &= pass;
+    llvm::outs() << fmt::format(
+        "check {}: ||gpu - ref|| / ||ref|| = {:.3g}, max abs {:.3g}, max rel "
+        "{:.3g}, NaN/inf mismatches {}: {}\n",
+        spec.outputs()[i]->name(), e.normRel, e.maxAbs, e.maxRel, e.nanMismatch,
+        pass ? "ok" : "FAIL");
+  }
+  return ok ? ExitOk : ExitUserError;
+}
+
+} // namespace kiln::cli

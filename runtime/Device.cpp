@@ -1,0 +1,354 @@
+#include "Device.h"
+#include "DriverApi.h"
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace kiln::rt {
+
+namespace {
+
+/// The loaded driver. Only objects made through a Device (which exists only
+/// once the driver loaded) call this.
+const DriverApi &drv() {
+  static const DriverApi *api = []() -> const DriverApi * {
+    llvm::Expected<const DriverApi &> loaded = driverApi();
+    if (!loaded) {
+      llvm::consumeError(loaded.takeError());
+      return nullptr;
+    }
+    return &*loaded;
+  }();
+  assert(api && "a Device exists only once the driver is loaded");
+  return *api;
+}
+
+llvm::Error check(CUresult r, llvm::StringRef call,
+                  llvm::StringRef detail = "") {
+  return checkDriver(drv(), r, call, detail);
+}
+
+CUstream cu(StreamHandle s) { return static_cast<CUstream>(s); }
+CUfunction cuFn(void *f) { return static_cast<CUfunction>(f); }
+
+std::string bytesText(size_t bytes) {
+  if (bytes < 1024)
+    return fmt::format("{} B", bytes);
+  if (bytes < (1u << 20))
+    return fmt::format("{:.2f} KiB", bytes / 1024.0);
+  if (bytes < (1u << 30))
+    return fmt::format("{:.2f} MiB", bytes / double(1u << 20));
+  return fmt::format("{:.2f} GiB", bytes / double(1u << 30));
+}
+
+/// With the legacy default stream (nullptr) Device's copies and fills finish
+/// before they return; on a stream of the caller's they are only ordered.
+llvm::Error finishIfDefault(StreamHandle stream, llvm::StringRef call) {
+  if (stream)
+    return llvm::Error::success();
+  return check(drv().cuStreamSynchronize(nullptr), call,
+               "waiting for the default stream");
+}
+
+} // namespace
+
+// --- Buffer, Module, Event: move-only owners of one driver handle -----------
+
+Buffer::Buffer(Buffer &&o) noexcept
+    : ptr_(std::exchange(o.ptr_, 0)), size_(std::exchange(o.size_, 0)) {}
+
+Buffer &Buffer::operator=(Buffer &&o) noexcept {
+  std::swap(ptr_, o.ptr_);
+  std::swap(size_, o.size_);
+  return *this;
+}
+
+Buffer::~Buffer() {
+  if (ptr_)
+    drv().cuMemFree(ptr_);
+}
+
+Module::Module(Module &&o) noexcept : mod_(std::exchange(o.mod_, nullptr)) {}
+
+Module &Module::operator=(Module &&o) noexcept {
+  std::swap(mod_, o.mod_);
+  return *this;
+}
+
+Module::~Module() {
+  if (mod_)
+    drv().cuModuleUnload(static_cast<CUmodule>(mod_));
+}
+
+llvm::Expected<void *> Module::function(const std::string &name) const {
+  CUfunction f = nullptr;
+  if (llvm::Error e = check(drv().cuModuleGetFunction(
+                                &f, static_cast<CUmodule>(mod_), name.c_str()),
+                            "cuModuleGetFunction", "kernel " + name))
+    return e;
+  return f;
+}
+
+Event::Event(Event &&o) noexcept : ev_(std::exchange(o.ev_, nullptr)) {}
+
+Event &Event::operator=(Event &&o) noexcept {
+  std::swap(ev_, o.ev_);
+  return *this;
+}
+
+Event::~Event() {
+  if (ev_)
+    drv().cuEventDestroy(static_cast<CUevent>(ev_));
+}
+
+llvm::Error Event::record(StreamHandle stream) {
+  return check(drv().cuEventRecord(static_cast<CUevent>(ev_), cu(stream)),
+               "cuEventRecord");
+}
+
+llvm::Expected<float> Event::elapsedSince(const Event &start) const {
+  // Waiting for this (the later) event makes "both have completed" true.
+  if (llvm::Error e = check(drv().cuEventSynchronize(static_cast<CUevent>(ev_)),
+                            "cuEventSynchronize"))
+    return e;
+  float ms = 0;
+  if (llvm::Error e =
+          check(drv().cuEventElapsedTime(&ms, static_cast<CUevent>(start.ev_),
+                                         static_cast<CUevent>(ev_)),
+                "cuEventElapsedTime"))
+    return e;
+  return ms;
+}
+
+// --- Device -----------------------------------------------------------------
+
+llvm::Expected<Device *> Device::open(int ordinal) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<Device>> opened;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = opened.find(ordinal); it != opened.end()) {
+    if (llvm::Error e = it->second->makeCurrent())
+      return e;
+    return it->second.get();
+  }
+
+  llvm::Expected<DriverInfo> probe = probeDevices(); // loads, cuInit
+  if (!probe)
+    return probe.takeError();
+  std::unique_ptr<Device> d(new Device());
+  bool found = false;
+  for (const DeviceInfo &info : probe->devices)
+    if (info.ordinal == ordinal) {
+      d->info_ = info;
+      found = true;
+    }
+  if (!found)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "no GPU %d: the driver reports %zu usable device(s)", ordinal,
+        probe->devices.size());
+
+  const DriverApi &api = drv();
+  CUdevice dev = 0;
+  if (llvm::Error e = check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet"))
+    return e;
+  d->dev_ = dev;
+  std::pair<int *, CUdevice_attribute> attrs[] = {
+      {&d->l2Bytes_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE},
+      {&d->maxSharedOptin_,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
+      {&d->maxSharedPerSM_,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR}};
+  for (auto [out, attr] : attrs)
+    if (llvm::Error e = check(api.cuDeviceGetAttribute(out, attr, dev),
+                              "cuDeviceGetAttribute"))
+      return e;
+
+  CUcontext ctx = nullptr;
+  if (llvm::Error e =
+          check(api.cuDevicePrimaryCtxRetain(&ctx, dev),
+                "cuDevicePrimaryCtxRetain", fmt::format("GPU {}", ordinal)))
+    return e;
+  d->ctx_ = ctx;
+  if (llvm::Error e = d->makeCurrent())
+    return e;
+  return opened.emplace(ordinal, std::move(d)).first->second.get();
+}
+
+llvm::Error Device::makeCurrent() const {
+  return check(drv().cuCtxSetCurrent(static_cast<CUcontext>(ctx_)),
+               "cuCtxSetCurrent");
+}
+
+llvm::Expected<Buffer> Device::alloc(size_t bytes) {
+  Buffer b;
+  CUdeviceptr p = 0;
+  if (llvm::Error e = check(drv().cuMemAlloc(&p, bytes), "cuMemAlloc",
+                            "asked for " + bytesText(bytes)))
+    return e;
+  b.ptr_ = p;
+  b.size_ = bytes;
+  return b;
+}
+
+llvm::Error Device::copyToDevice(DevicePtr dst, const void *src, size_t bytes,
+                                 StreamHandle stream) {
+  if (llvm::Error e =
+          check(drv().cuMemcpyHtoDAsync(dst, src, bytes, cu(stream)),
+                "cuMemcpyHtoDAsync", bytesText(bytes)))
+    return e;
+  return finishIfDefault(stream, "cuMemcpyHtoDAsync");
+}
+
+llvm::Error Device::copyToHost(void *dst, DevicePtr src, size_t bytes,
+                               StreamHandle stream) {
+  if (llvm::Error e =
+          check(drv().cuMemcpyDtoHAsync(dst, src, bytes, cu(stream)),
+                "cuMemcpyDtoHAsync", bytesText(bytes)))
+    return e;
+  return finishIfDefault(stream, "cuMemcpyDtoHAsync");
+}
+
+llvm::Error Device::copyDeviceToDevice(DevicePtr dst, DevicePtr src,
+                                       size_t bytes, StreamHandle stream) {
+  if (llvm::Error e =
+          check(drv().cuMemcpyDtoDAsync(dst, src, bytes, cu(stream)),
+                "cuMemcpyDtoDAsync", bytesText(bytes)))
+    return e;
+  return finishIfDefault(stream, "cuMemcpyDtoDAsync");
+}
+
+llvm::Error Device::fill32(DevicePtr dst, uint32_t value, size_t count,
+                           StreamHandle stream) {
+  if (llvm::Error e =
+          check(drv().cuMemsetD32Async(dst, value, count, cu(stream)),
+                "cuMemsetD32Async", fmt::format("{} words", count)))
+    return e;
+  // Asynchronous even on the default stream: work queued after it on the
+  // same stream is ordered behind it, and the host has nothing to wait for.
+  return llvm::Error::success();
+}
+
+llvm::Error Device::synchronize(StreamHandle stream) {
+  return check(drv().cuStreamSynchronize(cu(stream)), "cuStreamSynchronize");
+}
+
+llvm::Expected<StreamHandle> Device::createStream() {
+  CUstream s = nullptr;
+  if (llvm::Error e = check(drv().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING),
+                            "cuStreamCreate"))
+    return e;
+  return static_cast<StreamHandle>(s);
+}
+
+void Device::destroyStream(StreamHandle stream) {
+  if (stream)
+    drv().cuStreamDestroy(cu(stream));
+}
+
+llvm::Expected<Event> Device::createEvent() {
+  CUevent ev = nullptr;
+  if (llvm::Error e =
+          check(drv().cuEventCreate(&ev, CU_EVENT_DEFAULT), "cuEventCreate"))
+    return e;
+  Event out;
+  out.ev_ = ev;
+  return out;
+}
+
+llvm::Expected<Module> Device::loadModule(llvm::ArrayRef<char> cubin) {
+  CUmodule mod = nullptr;
+  if (llvm::Error e =
+          check(drv().cuModuleLoadData(&mod, cubin.data()), "cuModuleLoadData",
+                fmt::format("{}-byte cubin on {} ({})", cubin.size(),
+                            info_.name, info_.arch())))
+    return e;
+  Module m;
+  m.mod_ = mod;
+  return m;
+}
+
+llvm::Expected<FunctionAttributes> Device::attributes(void *function) const {
+  FunctionAttributes a;
+  std::pair<int *, CUfunction_attribute> attrs[] = {
+      {&a.numRegs, CU_FUNC_ATTRIBUTE_NUM_REGS},
+      {&a.staticSharedBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES},
+      {&a.localBytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES},
+      {&a.maxThreadsPerBlock, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK}};
+  for (auto [out, attr] : attrs)
+    if (llvm::Error e =
+            check(drv().cuFuncGetAttribute(out, attr, cuFn(function)),
+                  "cuFuncGetAttribute"))
+      return e;
+  return a;
+}
+
+llvm::Error Device::setMaxDynamicShared(void *function, int bytes) {
+  return check(
+      drv().cuFuncSetAttribute(cuFn(function),
+                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               bytes),
+      "cuFuncSetAttribute",
+      fmt::format("max dynamic shared memory {}; the device allows {} per "
+                  "block",
+                  bytesText(bytes), bytesText(maxSharedOptin_)));
+}
+
+llvm::Expected<int> Device::maxActiveBlocksPerSM(void *function,
+                                                 int blockThreads,
+                                                 size_t sharedBytes) const {
+  int blocks = 0;
+  if (llvm::Error e =
+          check(drv().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &blocks, cuFn(function), blockThreads, sharedBytes),
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+    return e;
+  return blocks;
+}
+
+llvm::Error Device::launch(void *function, const LaunchConfig &cfg, void **args,
+                           StreamHandle stream) {
+  const unsigned *g = cfg.grid, *b = cfg.block;
+  std::string shape = fmt::format(
+      "grid ({}, {}, {}), block ({}, {}, {}), {} dynamic shared", g[0], g[1],
+      g[2], b[0], b[1], b[2], bytesText(cfg.sharedBytes));
+  if (!cfg.cooperative)
+    return check(drv().cuLaunchKernel(cuFn(function), g[0], g[1], g[2], b[0],
+                                      b[1], b[2], cfg.sharedBytes, cu(stream),
+                                      args, nullptr),
+                 "cuLaunchKernel", shape);
+
+  // Say how far over the limit a cooperative grid is, before the driver's
+  // terse CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
+  uint64_t blocks = uint64_t(g[0]) * g[1] * g[2];
+  llvm::Expected<int> perSM =
+      maxActiveBlocksPerSM(function, b[0] * b[1] * b[2], cfg.sharedBytes);
+  if (!perSM)
+    return perSM.takeError();
+  uint64_t fit = uint64_t(*perSM) * info_.multiprocessors;
+  if (blocks > fit)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "cooperative launch of %llu blocks cannot run: at most %d block(s) "
+        "per SM x %d SMs = %llu fit on %s at once (%s)",
+        static_cast<unsigned long long>(blocks), *perSM, info_.multiprocessors,
+        static_cast<unsigned long long>(fit), info_.name.c_str(),
+        shape.c_str());
+  return check(drv().cuLaunchCooperativeKernel(
+                   cuFn(function), g[0], g[1], g[2], b[0], b[1], b[2],
+                   cfg.sharedBytes, cu(stream), args),
+               "cuLaunchCooperativeKernel", shape);
+}
+
+llvm::Expected<std::pair<size_t, size_t>> Device::memoryInfo() const {
+  size_t free = 0, total = 0;
+  if (llvm::Error e = check(drv().cuMemGetInfo(&free, &total), "cuMemGetInfo"))
+    return e;
+  return std::make_pair(free, total);
+}
+
+} // namespace kiln::rt

@@ -1,0 +1,100 @@
+//===- common.cuh - Basics shared by every Kiln kernel template -*- CUDA -*-===//
+//
+// Compiled by NVRTC with no host headers: only what is defined here and in
+// the other kiln/*.cuh files is available. Templates are parameterised by
+// template arguments (shapes are compile-time constants), never by textual
+// substitution; the emitter instantiates them from a generated kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMMON_CUH
+#define KILN_COMMON_CUH
+
+namespace kiln {
+
+typedef long long i64;
+typedef unsigned long long u64;
+
+/// Loads N consecutive floats from p (16-byte aligned when N == 4, 8-byte
+/// when N == 2).
+template <int N> __device__ __forceinline__ void loadVec(const float *p, float (&v)[N]) {
+  if constexpr (N == 4) {
+    float4 t = *reinterpret_cast<const float4 *>(p);
+    v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
+  } else if constexpr (N == 2) {
+    float2 t = *reinterpret_cast<const float2 *>(p);
+    v[0] = t.x, v[1] = t.y;
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      v[i] = p[i];
+  }
+}
+
+template <int N> __device__ __forceinline__ void storeVec(float *p, const float (&v)[N]) {
+  if constexpr (N == 4) {
+    *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  } else if constexpr (N == 2) {
+    *reinterpret_cast<float2 *>(p) = make_float2(v[0], v[1]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      p[i] = v[i];
+  }
+}
+
+/// Streaming store (evict-first): for outputs no kernel of this launch reads.
+template <int N> __device__ __forceinline__ void storeVecStreaming(float *p, const float (&v)[N]) {
+  if constexpr (N == 4) {
+    __stcs(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      __stcs(p + i, v[i]);
+  }
+}
+
+/// Sum over the `Width` lanes of each aligned group of a warp (Width a power
+/// of two <= 32); every lane of the group gets the total.
+template <int Width> __device__ __forceinline__ float groupSum(float v) {
+#pragma unroll
+  for (int o = Width / 2; o > 0; o /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, o, Width);
+  return v;
+}
+
+template <int Width> __device__ __forceinline__ double groupSum(double v) {
+#pragma unroll
+  for (int o = Width / 2; o > 0; o /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, o, Width);
+  return v;
+}
+
+/// Sums K doubles over a block of Threads threads (a multiple of 32); every
+/// thread gets the totals. `scratch` holds 32 * K doubles of shared memory.
+template <int Threads, int K>
+__device__ __forceinline__ void blockSum(double (&v)[K], double *scratch) {
+  static_assert(Threads % 32 == 0 && Threads <= 1024, "whole warps");
+  constexpr int warps = Threads / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+    v[j] = groupSum<32>(v[j]);
+  if (lane == 0) {
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+      scratch[warp * K + j] = v[j];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    double t = 0;
+    for (int w = 0; w < warps; ++w)
+      t += scratch[w * K + j];
+    v[j] = t;
+  }
+  __syncthreads(); // scratch may be reused at once
+}
+
+} // namespace kiln
+
+#endif

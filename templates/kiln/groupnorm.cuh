@@ -1,0 +1,303 @@
+//===- groupnorm.cuh - GroupNorm in one pass over memory --------*- CUDA -*-===//
+//
+// GroupNorm over slices: slice s is sample s / G, group s % G, and holds
+// SliceLen = C/G * spatial consecutive elements of the [N, C, *] input. The
+// generated load(i, v) reads Vec consecutive elements at flat index i and
+// applies the fused prologue; store(i, y) takes the normalised values,
+// applies the per-channel affine and the fused epilogue and writes.
+//
+// Statistics are exact enough for large offsets: each slice part is centred
+// on its own rough mean c, the moments of d = x - c are summed, and the
+// parts are combined in double (Chan et al.), so x = 1e4 + U(0,1) loses no
+// digits. The mean is applied as a float pair (hi + lo): rounding a mean of
+// 1e4 to one float would move every output by up to 1.7e-3.
+//
+// gnWarp: slices of up to 1024 elements; a team of Team lanes (a power of
+// two, <= 32) holds a slice in registers, Chunks vectors per lane, and each
+// team holds Rows slices at once so that enough loads are in flight. Launch:
+// 1-D blocks (a multiple of 32 threads), any grid.
+//
+// gnTeam: any slice. A team of TeamBlocks blocks shares a slice; each block
+// keeps its part (ChunkLen elements, the first SmemLen of them in dynamic
+// shared memory, any rest re-read) on chip between the statistics and the
+// normalisation, so the input is read from memory once. Writing a slice and
+// reading the team's next one are one pass, so reads and writes overlap. With TeamBlocks > 1
+// the blocks of a team exchange partial moments through `partials` and
+// wait for each other on `counters` (zeroed before each launch): the launch
+// must be cooperative (all blocks co-resident). Grid: a multiple of
+// TeamBlocks; teams take slices round-robin. Block: Threads threads;
+// dynamic shared memory SmemLen * 4 bytes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_GROUPNORM_CUH
+#define KILN_GROUPNORM_CUH
+
+#include "kiln/common.cuh"
+
+namespace kiln {
+
+/// Mean as a float pair and 1/sqrt(var + eps), from the moments of x - c.
+struct GnStats {
+  float meanHi, meanLo, rstd;
+};
+
+__device__ __forceinline__ GnStats gnFinish(double mean, double m2, double n,
+                                            float eps) {
+  double var = m2 / n;
+  var = var > 0 ? var : 0;
+  GnStats st;
+  st.meanHi = static_cast<float>(mean);
+  st.meanLo = static_cast<float>(mean - st.meanHi);
+  st.rstd = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+  return st;
+}
+
+template <int Vec>
+__device__ __forceinline__ void gnNormalize(const GnStats &st, float (&v)[Vec]) {
+#pragma unroll
+  for (int l = 0; l < Vec; ++l)
+    v[l] = ((v[l] - st.meanHi) - st.meanLo) * st.rstd;
+}
+
+template <i64 NumSlices, i64 SliceLen, int Team, int Vec, int Chunks,
+          int Rows, class Load, class Store>
+__device__ __forceinline__ void gnWarp(Load load, Store store, float eps) {
+  static_assert(Team <= 32 && (Team & (Team - 1)) == 0, "team: 2^k <= 32");
+  static_assert(SliceLen % Vec == 0, "Vec must divide the slice");
+  static_assert(static_cast<i64>(Chunks) * Team * Vec >= SliceLen,
+                "the team must cover the slice");
+  constexpr int teamsPerWarp = 32 / Team;
+  constexpr i64 perWarp = static_cast<i64>(teamsPerWarp) * Rows;
+  const int lane = threadIdx.x % Team, teamInWarp = (threadIdx.x % 32) / Team;
+  const i64 warps = static_cast<i64>(gridDim.x) * (blockDim.x / 32);
+  // A warp takes perWarp consecutive slices; for each row r its teams read
+  // consecutive slices, so every load instruction of the warp is contiguous.
+  // Every lane of a warp runs the same iterations (the shuffles need them).
+  for (i64 wb = (static_cast<i64>(blockIdx.x) * (blockDim.x / 32) +
+                 threadIdx.x / 32) *
+                perWarp;
+       wb < NumSlices; wb += warps * perWarp) {
+    float v[Rows][Chunks][Vec];
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      const i64 s = wb + r * teamsPerWarp + teamInWarp;
+#pragma unroll
+      for (int k = 0; k < Chunks; ++k) {
+        const i64 e = (static_cast<i64>(k) * Team + lane) * Vec;
+        if (s < NumSlices && e < SliceLen)
+          load(s * SliceLen + e, v[r][k]);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      const i64 s = wb + r * teamsPerWarp + teamInWarp;
+      const bool live = s < NumSlices;
+      float sum = 0;
+#pragma unroll
+      for (int k = 0; k < Chunks; ++k) {
+        const i64 e = (static_cast<i64>(k) * Team + lane) * Vec;
+        if (live && e < SliceLen) {
+#pragma unroll
+          for (int l = 0; l < Vec; ++l)
+            sum += v[r][k][l];
+        }
+      }
+      const float c = groupSum<Team>(sum) / static_cast<float>(SliceLen);
+      float s1 = 0, s2 = 0;
+#pragma unroll
+      for (int k = 0; k < Chunks; ++k) {
+        const i64 e = (static_cast<i64>(k) * Team + lane) * Vec;
+        if (live && e < SliceLen) {
+#pragma unroll
+          for (int l = 0; l < Vec; ++l) {
+            float d = v[r][k][l] - c;
+            s1 += d;
+            s2 += d * d;
+          }
+        }
+      }
+      s1 = groupSum<Team>(s1);
+      s2 = groupSum<Team>(s2);
+      const double n = static_cast<double>(SliceLen);
+      const double dm = s1 / n;
+      const GnStats st = gnFinish(c + dm, s2 - s1 * dm, n, eps);
+#pragma unroll
+      for (int k = 0; k < Chunks; ++k) {
+        const i64 e = (static_cast<i64>(k) * Team + lane) * Vec;
+        if (live && e < SliceLen) {
+          gnNormalize<Vec>(st, v[r][k]);
+          store(s * SliceLen + e, v[r][k]);
+        }
+      }
+    }
+  }
+}
+
+/// Loads Unroll vectors per thread before using any, to keep loads in flight.
+constexpr int kGnUnroll = 4;
+
+template <i64 NumSlices, i64 SliceLen, int TeamBlocks, int Threads, int Vec,
+          i64 ChunkLen, i64 SmemLen, class Load, class Store>
+__device__ __forceinline__ void gnTeam(Load load, Store store, float eps,
+                                       double *partials, unsigned *counters) {
+  static_assert(SliceLen % Vec == 0 && ChunkLen % Vec == 0 &&
+                    SmemLen % Vec == 0,
+                "Vec must divide the slice, the chunk and the shared part");
+  static_assert((TeamBlocks - 1) * ChunkLen < SliceLen,
+                "every block of a team needs a non-empty part");
+  extern __shared__ float4 smemRaw[];
+  float *part = reinterpret_cast<float *>(smemRaw);
+  __shared__ double scratch[32 * 2];
+  __shared__ double stats[2];
+
+  const int team = blockIdx.x / TeamBlocks, rank = blockIdx.x % TeamBlocks;
+  const int numTeams = gridDim.x / TeamBlocks;
+  const i64 begin = rank * ChunkLen;
+  const i64 end = begin + ChunkLen < SliceLen ? begin + ChunkLen : SliceLen;
+  const double n = static_cast<double>(end - begin);
+  constexpr int step = Threads * Vec;
+
+  // Pass 1 for the team's first slice: read the part, keep it on chip, sum
+  // it. Later slices are read while the previous one is written (pass 3).
+  float sum = 0;
+  if (team < NumSlices) {
+    const i64 base = team * SliceLen;
+    for (i64 e0 = begin + threadIdx.x * Vec; e0 < end;
+         e0 += step * kGnUnroll) {
+      float v[kGnUnroll][Vec];
+#pragma unroll
+      for (int u = 0; u < kGnUnroll; ++u)
+        if (e0 + u * step < end)
+          load(base + e0 + u * step, v[u]);
+#pragma unroll
+      for (int u = 0; u < kGnUnroll; ++u) {
+        const i64 e = e0 + u * step;
+        if (e < end) {
+          if (e - begin < SmemLen)
+            storeVec<Vec>(part + (e - begin), v[u]);
+#pragma unroll
+          for (int l = 0; l < Vec; ++l)
+            sum += v[u][l];
+        }
+      }
+    }
+  }
+  unsigned round = 0;
+  for (i64 s = team; s < NumSlices; s += numTeams, ++round) {
+    const i64 base = s * SliceLen;
+    double t1[1] = {sum};
+    blockSum<Threads>(t1, scratch);
+    const float c = static_cast<float>(t1[0] / n);
+    // Pass 2: moments of x - c, from on-chip memory.
+    float s1 = 0, s2 = 0;
+    for (i64 e = begin + threadIdx.x * Vec; e < end; e += step) {
+      float v[Vec];
+      if (e - begin < SmemLen)
+        loadVec<Vec>(part + (e - begin), v);
+      else
+        load(base + e, v);
+#pragma unroll
+      for (int l = 0; l < Vec; ++l) {
+        float d = v[l] - c;
+        s1 += d;
+        s2 += d * d;
+      }
+    }
+    double t2[2] = {s1, s2};
+    blockSum<Threads>(t2, scratch);
+    if constexpr (TeamBlocks == 1) {
+      if (threadIdx.x == 0) {
+        double dm = t2[0] / n;
+        stats[0] = c + dm;
+        stats[1] = t2[1] - t2[0] * dm;
+      }
+    } else {
+      double *mine = partials + ((static_cast<i64>(team) * 2 + (round & 1)) *
+                                     TeamBlocks +
+                                 rank) *
+                                    4;
+      if (threadIdx.x == 0) {
+        mine[0] = n;
+        mine[1] = c;
+        mine[2] = t2[0];
+        mine[3] = t2[1];
+        __threadfence();
+        atomicAdd(counters + team, 1u);
+        const unsigned target = (round + 1) * TeamBlocks;
+        while (*reinterpret_cast<volatile unsigned *>(counters + team) <
+               target)
+          __nanosleep(64);
+        __threadfence();
+      }
+      __syncthreads();
+      if (threadIdx.x < 32) {
+        const double *all =
+            partials + (static_cast<i64>(team) * 2 + (round & 1)) *
+                           TeamBlocks * 4;
+        double a = 0;
+        for (int b = threadIdx.x; b < TeamBlocks; b += 32) {
+          volatile const double *p = all + b * 4;
+          a += p[0] * p[1] + p[2];
+        }
+        const double mean = groupSum<32>(a) / static_cast<double>(SliceLen);
+        double m2 = 0;
+        for (int b = threadIdx.x; b < TeamBlocks; b += 32) {
+          volatile const double *p = all + b * 4;
+          double dc = mean - p[1];
+          m2 += p[3] - 2 * dc * p[2] + p[0] * dc * dc;
+        }
+        m2 = groupSum<32>(m2);
+        if (threadIdx.x == 0) {
+          stats[0] = mean;
+          stats[1] = m2;
+        }
+      }
+    }
+    __syncthreads();
+    const GnStats st =
+        gnFinish(stats[0], stats[1], static_cast<double>(SliceLen), eps);
+    // Pass 3: normalise this slice from on-chip memory and write it, while
+    // reading the team's next slice into the same place (one streaming
+    // pass, reads and writes in flight together, as in a copy).
+    const i64 next = s + numTeams;
+    const bool more = next < NumSlices;
+    const i64 nextBase = next * SliceLen;
+    sum = 0;
+    for (i64 e0 = begin + threadIdx.x * Vec; e0 < end;
+         e0 += step * kGnUnroll) {
+      float w[kGnUnroll][Vec];
+      if (more) {
+#pragma unroll
+        for (int u = 0; u < kGnUnroll; ++u)
+          if (e0 + u * step < end)
+            load(nextBase + e0 + u * step, w[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kGnUnroll; ++u) {
+        const i64 e = e0 + u * step;
+        if (e >= end)
+          continue;
+        float v[Vec];
+        const bool onChip = e - begin < SmemLen;
+        if (onChip)
+          loadVec<Vec>(part + (e - begin), v);
+        else
+          load(base + e, v);
+        gnNormalize<Vec>(st, v);
+        store(base + e, v);
+        if (more) {
+          if (onChip)
+            storeVec<Vec>(part + (e - begin), w[u]);
+#pragma unroll
+          for (int l = 0; l < Vec; ++l)
+            sum += w[u][l];
+        }
+      }
+    }
+    __syncthreads(); // stats are rewritten next round
+  }
+}
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,99 @@
+//===- tiling.cuh - Tile shapes and launch geometry ------------*- CUDA -*-===//
+//
+// Plain C++17 (CUDA keywords only behind KILN_HOST_DEVICE), so that both
+// NVRTC (through gemm.cuh and conv.cuh) and the host emitter
+// (#include "kiln/tiling.cuh", templates/ is on its path) read the same
+// numbers: which tile a problem gets, how many threads a block has, how many
+// blocks a grid has. The emitter writes the chosen TileShape into the kernel
+// as kiln::TileConfig<bp, bq, bk, tp, tq, minBlocks> (or leaves the template
+// argument out to get the pick* choice) and launches with the grid that the
+// functions below return.
+//
+// A contraction computes D[p][q] = sum_k P(p, k) * Q(k, q). One block owns a
+// bp x bq tile of D; its threads each own tp x tq accumulators. p is the dim
+// along which consecutive threads (lanes) lie -- the dim that is contiguous
+// in the output, so stores coalesce: for gemm p = n (output column), q = m;
+// for conv p = output pixel (n, oh, ow), q = output channel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TILING_CUH
+#define KILN_TILING_CUH
+
+// Device code (nvcc, NVRTC) evaluates these functions too, in static_asserts.
+#ifdef __CUDACC__
+#define KILN_HOST_DEVICE __host__ __device__
+#else
+#define KILN_HOST_DEVICE
+#endif
+
+namespace kiln {
+
+struct TileShape {
+  int bp, bq, bk; // block tile: bp x bq outputs, bk terms per step
+  int tp, tq;     // per-thread accumulators: tp (strided by bp/tp) x tq
+  int minBlocks;  // for __launch_bounds__(threads(), minBlocks)
+  KILN_HOST_DEVICE constexpr int threads() const {
+    return (bp / tp) * (bq / tq);
+  }
+};
+
+// Every tile below has 256 threads.
+inline constexpr TileShape kGemmLarge{128, 128, 8, 8, 8, 2};
+inline constexpr TileShape kGemmSmall{64, 64, 8, 4, 4, 2};
+inline constexpr TileShape kConvWide{256, 64, 8, 8, 8, 2};   // Cout/g <= 64
+inline constexpr TileShape kConvNarrow{256, 32, 8, 8, 4, 2}; // Cout/g <= 32
+inline constexpr TileShape kConvLarge{128, 128, 8, 8, 8, 2}; // Cout/g > 64
+
+KILN_HOST_DEVICE constexpr long long ceilDiv(long long a, long long b) {
+  return (a + b - 1) / b;
+}
+
+// --- gemm (gemm.cuh) ---------------------------------------------------------
+// Launch: block (threads(), 1, 1); grid (gemmBlocks(M, N, t), batches, 1)
+// with batches = 1 for gemmNT (linear) and the BatchMap's count for gemmNN.
+
+/// Blocks along grid.x: one per bp x bq tile of the [M, N] output.
+KILN_HOST_DEVICE constexpr long long gemmBlocks(long long m, long long n,
+                                                TileShape t) {
+  return ceilDiv(n, t.bp) * ceilDiv(m, t.bq);
+}
+
+/// The large tile once it alone fills every SM of an H100 (132) with a
+/// block; the small tile otherwise, to spread a small problem wider.
+KILN_HOST_DEVICE constexpr TileShape pickGemmTile(long long m, long long n,
+                                                  long long k) {
+  return gemmBlocks(m, n, kGemmLarge) >= 132 ? kGemmLarge : kGemmSmall;
+}
+
+// --- conv (conv.cuh) -------------------------------------------------------
+// Launch: block (threads(), 1, 1); grid (convBlocks(P, Cout / groups, t),
+// groups, 1) with P = N * Ho * Wo output pixels.
+
+KILN_HOST_DEVICE constexpr int conv2dOutSize(int in, int k, int stride, int pad,
+                                             int dil) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
+
+KILN_HOST_DEVICE constexpr int convTranspose2dOutSize(int in, int k, int stride,
+                                                      int pad, int dil,
+                                                      int outPad) {
+  return (in - 1) * stride - 2 * pad + dil * (k - 1) + outPad + 1;
+}
+
+/// Blocks along grid.x: one per bp x bq tile of [pixels, Cout per group].
+KILN_HOST_DEVICE constexpr long long
+convBlocks(long long pixels, long long coutPerGroup, TileShape t) {
+  return ceilDiv(pixels, t.bp) * ceilDiv(coutPerGroup, t.bq);
+}
+
+/// The tile whose bq best fits the output channels of one group.
+KILN_HOST_DEVICE constexpr TileShape pickConvTile(long long pixels,
+                                                  long long coutPerGroup) {
+  return coutPerGroup <= 32   ? kConvNarrow
+         : coutPerGroup <= 64 ? kConvWide
+                              : kConvLarge;
+}
+
+} // namespace kiln
+
+#endif

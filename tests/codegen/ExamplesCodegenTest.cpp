@@ -1,0 +1,88 @@
+//===- ExamplesCodegenTest.cpp - Plans and NVRTC for every example --------===//
+//
+// No GPU needed. For each example graph at its real and small shapes: the
+// fusion plan matches tests/data/plans/<name>.txt (KILN_UPDATE_GOLDEN=1
+// rewrites them), and every generated kernel compiles with NVRTC for sm_90
+// and sm_80.
+//
+//===----------------------------------------------------------------------===//
+#include "Engine.h"
+#include "Execute.h"
+#include "PlanPrinter.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+namespace kiln {
+namespace {
+
+struct Example {
+  const char *file;
+  int64_t n;
+};
+
+const Example kExamples[] = {
+    {"l1_35", 112},   {"l1_35_small", 3}, {"l2_19", 128},  {"l2_19_small", 2},
+    {"l2_37", 32768}, {"l2_37_small", 5}, {"l2_62", 1024}, {"l2_62_small", 7},
+    {"l2_75", 1024},  {"l2_75_small", 6},
+};
+
+std::unique_ptr<Executable> generate(const Example &e, const char *arch,
+                                     bool generateOnly) {
+  std::string path =
+      std::string(KILN_SOURCE_DIR) + "/examples/" + e.file + ".kg";
+  auto g = loadGraph(path);
+  EXPECT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  if (!g)
+    return nullptr;
+  llvm::SmallVector<int64_t, 6> shape = (*g)->inputs()[0]->shape().sizes();
+  shape[0] = e.n;
+  CompileOptions opts;
+  opts.arch = arch;
+  opts.compileOnly = true;
+  opts.generateOnly = generateOnly;
+  opts.cache.disableDisk = true;
+  auto exe = Executable::compile(**g, {shape}, opts);
+  EXPECT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  return exe ? std::move(*exe) : nullptr;
+}
+
+class Examples : public ::testing::TestWithParam<Example> {};
+
+TEST_P(Examples, PlanMatchesGolden) {
+  auto exe = generate(GetParam(), "sm_90", true);
+  ASSERT_TRUE(exe);
+  std::string text = planText(*exe);
+  std::string golden = std::string(KILN_SOURCE_DIR) + "/tests/data/plans/" +
+                       GetParam().file + ".txt";
+  if (std::getenv("KILN_UPDATE_GOLDEN")) {
+    std::ofstream(golden) << text;
+    GTEST_SKIP() << "rewrote " << golden;
+  }
+  std::ifstream in(golden);
+  ASSERT_TRUE(in.good()) << "missing " << golden;
+  std::string want((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, want) << "the plan changed; if that is intended, rerun with "
+                           "KILN_UPDATE_GOLDEN=1 and review the diff";
+}
+
+TEST_P(Examples, EveryKernelCompilesWithNvrtc) {
+  for (const char *arch : {"sm_90", "sm_80"}) {
+    auto exe = generate(GetParam(), arch, false);
+    ASSERT_TRUE(exe) << arch;
+    ASSERT_EQ(exe->builds().size(), exe->kernels().size());
+    for (const KernelBuild &b : exe->builds())
+      EXPECT_FALSE(b.key.empty());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Examples, ::testing::ValuesIn(kExamples),
+                         [](const auto &info) {
+                           return std::string(info.param.file);
+                         });
+
+} // namespace
+} // namespace kiln

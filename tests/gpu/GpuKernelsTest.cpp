@@ -1,0 +1,215 @@
+//===- GpuKernelsTest.cpp - Generated kernels against the reference -------===//
+//
+// Every kernel kind on the GPU against the float64 reference evaluator:
+// fresh random data per case (never zeros), sizes that do not divide the
+// block or vector width, NaN and large-offset inputs, outputs poisoned with
+// NaN before each run. Skipped, with the reason, where there is no GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "Execute.h"
+#include "GpuExecute.h"
+#include "Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace kiln {
+namespace {
+
+struct Case {
+  std::string name;
+  std::string kg;
+  std::vector<std::vector<int64_t>> shapes;
+  double offset = 0;  // added to every input element
+  double nanRate = 0; // fraction of input elements set to NaN
+  double tol = 2e-6;  // on ||gpu - ref|| / ||ref||
+};
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+class GpuKernels : public ::testing::TestWithParam<Case> {
+protected:
+  void SetUp() override {
+    auto dev = rt::Device::open(0);
+    if (!dev) {
+      std::string why = llvm::toString(dev.takeError());
+      GTEST_SKIP() << "no GPU here, GPU tests skipped: " << why;
+    }
+  }
+};
+
+HostTensor randomTensor(llvm::ArrayRef<int64_t> shape, std::mt19937_64 &rng,
+                        double offset, double nanRate) {
+  HostTensor t(DType::F32, shape);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), p(0.0, 1.0);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.set(i, p(rng) < nanRate ? NAN : offset + u(rng));
+  return t;
+}
+
+TEST_P(GpuKernels, MatchesReference) {
+  const Case &c = GetParam();
+  auto g = parseGraph(c.kg, c.name + ".kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  std::mt19937_64 rng(std::random_device{}());
+  std::vector<HostTensor> inputs;
+  for (const auto &s : c.shapes)
+    inputs.push_back(randomTensor(s, rng, c.offset, c.nanRate));
+  CompileOptions opts;
+  auto s = prepareGpu(**g, inputs, nullptr, "", opts);
+  ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+  ASSERT_FALSE(static_cast<bool>(s->poisonOutputs()));
+  ASSERT_FALSE(static_cast<bool>(s->run()));
+  auto outs = s->downloadOutputs();
+  ASSERT_TRUE(static_cast<bool>(outs)) << llvm::toString(outs.takeError());
+  auto ref = executeReference(**g, inputs, nullptr, "");
+  ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+  for (size_t o = 0; o < outs->size(); ++o) {
+    const HostTensor &gpu = (*outs)[o];
+    const RefTensor &want = ref->outputs[o];
+    ASSERT_EQ(gpu.numel(), want.numel());
+    double num = 0, den = 0;
+    int64_t nanBad = 0;
+    for (int64_t i = 0; i < gpu.numel(); ++i) {
+      double a = gpu.get(i), b = want.data[i];
+      if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) {
+        bool same = (std::isnan(a) && std::isnan(b)) || a == b;
+        nanBad += !same;
+        continue;
+      }
+      num += (a - b) * (a - b);
+      den += b * b;
+    }
+    double rel = std::sqrt(num / std::max(den, 1e-300));
+    EXPECT_EQ(nanBad, 0) << "NaN/inf pattern differs (or unwritten "
+                            "elements) in output "
+                         << o;
+    EXPECT_LE(rel, c.tol) << "output " << o << " of " << c.name;
+    for (const EmittedKernel &k : s->exe->kernels())
+      RecordProperty(k.name, k.strategy);
+  }
+}
+
+std::string unaryChain() {
+  return "graph u(x: f32[A, B]) {\n"
+         "  a = relu(x)\n  b = leaky_relu(x, negative_slope=0.2)\n"
+         "  c = sigmoid(a)\n  d = tanh(b)\n  e = swish(c)\n"
+         "  f = gelu(d)\n  g = gelu(e, approximate=\"tanh\")\n"
+         "  h = hardtanh(f)\n  i = clamp(g, min=-0.5)\n  j = hardswish(h)\n"
+         "  k = mish(i)\n  l = softplus(j)\n  m = abs(k)\n  n = exp(l)\n"
+         "  o = log(n)\n  p = sqrt(m)\n  q = rsqrt(n)\n  r = neg(q)\n"
+         "  s = add(o, p)\n  t = mul(s, r)\n  u = div(t, 3.0)\n"
+         "  v = sub(u, x)\n  w = maximum(v, x)\n  z = minimum(w, b)\n"
+         "  out = pow(z, 2.0)\n  return out, f\n}\n";
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> cs;
+  // Pointwise.
+  cs.push_back({"pw_chain_odd", unaryChain(), {{37, 53}}});
+  cs.push_back({"pw_chain_vec4", unaryChain(), {{64, 256}}});
+  cs.push_back({"pw_chain_nan", unaryChain(), {{31, 33}}, 0, 0.05});
+  cs.push_back({"pw_broadcast",
+                "graph b(x: f32[N, 1], y: f32[1, C, 1, 1]) {\n"
+                "  s = add(x, y)\n  out = mul(s, 2.0)\n  return out\n}\n",
+                {{131, 1}, {1, 77, 1, 1}}});
+  cs.push_back({"pw_bias_rows",
+                "graph b(x: f32[N, C], y: f32[C]) {\n"
+                "  s = add(x, y)\n  t = swish(s)\n  out = maximum(t, s)\n"
+                "  return out\n}\n",
+                {{129, 36}, {36}},
+                0,
+                0.01});
+  cs.push_back({"pw_dag_two_outputs",
+                "graph d(x: f32[A, B, C]) {\n  a = exp(x)\n  b = add(a, a)\n"
+                "  c = mul(b, x)\n  return c, a\n}\n",
+                {{3, 5, 7}}});
+  // Reductions, with prologue and epilogue.
+  for (const char *op : {"min", "max", "sum", "mean", "logsumexp"}) {
+    cs.push_back({std::string("red_") + op + "_inner",
+                  fmt::format("graph r(x: f32[A, B]) {{\n  e = mul(x, 3.0)\n"
+                              "  m = {}(e, dim=1, keepdim=true)\n"
+                              "  out = add(m, 1.0)\n  return out\n}}\n",
+                              op),
+                  {{37, 1001}}});
+    cs.push_back({std::string("red_") + op + "_outer",
+                  fmt::format("graph r(x: f32[A, B, C]) {{\n"
+                              "  out = {}(x, dim=[0, 1])\n  return out\n}}\n",
+                              op),
+                  {{7, 13, 45}}});
+  }
+  cs.push_back({"red_min_nan",
+                "graph r(x: f32[A, B]) {\n  out = min(x, dim=1)\n"
+                "  return out\n}\n",
+                {{64, 333}},
+                0,
+                0.002});
+  // GroupNorm: registers (small slices), one block, teams of blocks.
+  auto gn = [](const std::string &shape, int groups, const std::string &pro,
+               const std::string &epi) {
+    return fmt::format(
+        "graph g(x: f32[{}]) {{\n  param gamma: f32[C] = uniform(0.5, 1.5, "
+        "seed=4)\n  param beta: f32[C] = uniform(-1, 1, seed=5)\n{}"
+        "  y = group_norm({}, gamma, beta, groups={})\n{}  return {}\n}}\n",
+        shape, pro, pro.empty() ? "x" : "p", groups, epi,
+        epi.empty() ? "y" : "out");
+  };
+  auto withC = [](std::string kg, int64_t c) {
+    size_t p;
+    while ((p = kg.find("f32[C]")) != std::string::npos)
+      kg.replace(p, 6, fmt::format("f32[{}]", c));
+    return kg;
+  };
+  cs.push_back({"gn_regs_odd",
+                withC(gn("N, 64, 5, 7", 8, "", ""), 64),
+                {{3, 64, 5, 7}}});
+  cs.push_back({"gn_regs_rows", withC(gn("N, 12", 4, "", ""), 12), {{7, 12}}});
+  cs.push_back(
+      {"gn_regs_l2_62_like",
+       withC(gn("N, 8192", 512, "", "  l = leaky_relu(y)\n  out = add(l, l)\n"),
+             8192),
+       {{33, 8192}}});
+  cs.push_back(
+      {"gn_regs_l2_37_like",
+       withC(gn("N, 4096", 64, "  s = swish(x)\n  p = add(s, 0.5)\n", ""),
+             4096),
+       {{19, 4096}}});
+  cs.push_back({"gn_regs_offset",
+                withC(gn("N, 256", 16, "", ""), 256),
+                {{9, 256}},
+                1e4,
+                0,
+                1e-5});
+  cs.push_back({"gn_block",
+                withC(gn("N, 16, 40, 41", 4, "", ""), 16),
+                {{4, 16, 40, 41}}});
+  cs.push_back({"gn_team",
+                withC(gn("N, 64, 96, 97", 8, "", ""), 64),
+                {{2, 64, 96, 97}}});
+  cs.push_back({"gn_team_gelu_prologue",
+                withC(gn("N, 16, 66, 66", 2, "  p = gelu(x)\n", ""), 16),
+                {{3, 16, 66, 66}}});
+  cs.push_back({"gn_team_few_slices",
+                withC(gn("N, 8, 512, 512", 2, "", ""), 8),
+                {{1, 8, 512, 512}}});
+  cs.push_back({"gn_team_offset",
+                withC(gn("N, 64, 96, 97", 8, "", ""), 64),
+                {{2, 64, 96, 97}},
+                1e4,
+                0,
+                1e-5});
+  cs.push_back({"gn_team_nan",
+                withC(gn("N, 64, 96, 97", 8, "", ""), 64),
+                {{2, 64, 96, 97}},
+                0,
+                1e-6});
+  return cs;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GpuKernels, ::testing::ValuesIn(cases()),
+                         [](const auto &info) { return info.param.name; });
+
+} // namespace
+} // namespace kiln

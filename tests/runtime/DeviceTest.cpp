@@ -1,0 +1,121 @@
+#include "Device.h"
+#include "RuntimeTestUtil.h"
+
+namespace kiln::rt {
+namespace {
+
+/// The GPU, or null with the reason in `why`.
+Device *gpu(std::string &why) {
+  llvm::Expected<Device *> d = Device::open(0);
+  if (d)
+    return *d;
+  why = llvm::toString(d.takeError());
+  return nullptr;
+}
+
+TEST(Device, OpenWithoutAGpuIsAClearError) {
+  std::string why;
+  if (Device *d = gpu(why))
+    GTEST_SKIP() << "a GPU is present: " << d->info().name;
+  EXPECT_FALSE(why.empty());
+  EXPECT_EQ(why.rfind("no GPU", 0), 0u) << why;
+  // Asking again gives the same reason, not an empty one.
+  std::string again;
+  EXPECT_EQ(gpu(again), nullptr);
+  EXPECT_EQ(again, why);
+}
+
+TEST(Device, OpenTwiceGivesTheSameDevice) {
+  std::string why;
+  Device *d = gpu(why);
+  if (!d)
+    GTEST_SKIP() << why;
+  EXPECT_EQ(gpu(why), d);
+  EXPECT_GT(d->l2Bytes(), 0);
+  EXPECT_GE(d->maxSharedPerBlockOptin(), 48 * 1024);
+  EXPECT_GE(d->maxSharedPerMultiprocessor(), d->maxSharedPerBlockOptin());
+  llvm::Expected<std::pair<size_t, size_t>> mem = d->memoryInfo();
+  ASSERT_TRUE(bool(mem)) << llvm::toString(mem.takeError());
+  EXPECT_GT(mem->second, mem->first);
+}
+
+TEST(Device, ACompiledKernelWritesItsPattern) {
+  std::string why;
+  Device *d = gpu(why);
+  if (!d)
+    GTEST_SKIP() << why;
+  llvm::Expected<CompileResult> c =
+      compileCuda(test::patternRequest(d->info().arch()));
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  llvm::Expected<Module> mod = d->loadModule(c->cubin);
+  ASSERT_TRUE(bool(mod)) << llvm::toString(mod.takeError());
+  llvm::Expected<void *> fn = mod->function("fill_pattern");
+  ASSERT_TRUE(bool(fn)) << llvm::toString(fn.takeError());
+  llvm::Expected<FunctionAttributes> attrs = d->attributes(*fn);
+  ASSERT_TRUE(bool(attrs)) << llvm::toString(attrs.takeError());
+  EXPECT_GT(attrs->numRegs, 0);
+  EXPECT_FALSE(bool(mod->function("no_such_kernel")));
+
+  unsigned n = 1000;
+  llvm::Expected<Buffer> buf = d->alloc(n * sizeof(unsigned));
+  ASSERT_TRUE(bool(buf)) << llvm::toString(buf.takeError());
+  ASSERT_FALSE(bool(d->fill32(buf->ptr(), 0xffffffffu, n)));
+  std::vector<unsigned> host(n, 0);
+  ASSERT_FALSE(bool(d->copyToHost(host.data(), buf->ptr(), n * 4)));
+  EXPECT_EQ(host[0], 0xffffffffu);
+  EXPECT_EQ(host[n - 1], 0xffffffffu);
+
+  llvm::Expected<StreamHandle> stream = d->createStream();
+  ASSERT_TRUE(bool(stream)) << llvm::toString(stream.takeError());
+  llvm::Expected<Event> start = d->createEvent(), stop = d->createEvent();
+  ASSERT_TRUE(start && stop);
+  DevicePtr out = buf->ptr();
+  void *args[] = {&out, &n};
+  LaunchConfig cfg;
+  cfg.grid[0] = (n + 255) / 256;
+  cfg.block[0] = 256;
+  ASSERT_FALSE(bool(start->record(*stream)));
+  llvm::Error launched = d->launch(*fn, cfg, args, *stream);
+  ASSERT_FALSE(bool(launched)) << llvm::toString(std::move(launched));
+  ASSERT_FALSE(bool(stop->record(*stream)));
+  ASSERT_FALSE(bool(d->copyToHost(host.data(), out, n * 4, *stream)));
+  ASSERT_FALSE(bool(d->synchronize(*stream)));
+  for (unsigned i = 0; i < n; ++i)
+    ASSERT_EQ(host[i], test::pattern(i)) << "at " << i;
+  llvm::Expected<float> ms = stop->elapsedSince(*start);
+  ASSERT_TRUE(bool(ms)) << llvm::toString(ms.takeError());
+  EXPECT_GE(*ms, 0.0f);
+
+  // A copy on the device, on the default stream.
+  llvm::Expected<Buffer> copy = d->alloc(n * sizeof(unsigned));
+  ASSERT_TRUE(bool(copy));
+  ASSERT_FALSE(bool(d->copyDeviceToDevice(copy->ptr(), out, n * 4)));
+  std::vector<unsigned> back(n, 0);
+  ASSERT_FALSE(bool(d->copyToDevice(out, back.data(), n * 4)));
+  ASSERT_FALSE(bool(d->copyToHost(back.data(), copy->ptr(), n * 4)));
+  EXPECT_EQ(back, host);
+
+  // A cooperative grid far larger than the device holds is refused clearly.
+  cfg.cooperative = true;
+  cfg.grid[0] = 1u << 30;
+  llvm::Error tooBig = d->launch(*fn, cfg, args);
+  ASSERT_TRUE(bool(tooBig));
+  EXPECT_NE(llvm::toString(std::move(tooBig)).find("cooperative launch"),
+            std::string::npos);
+  d->destroyStream(*stream);
+}
+
+TEST(Device, AnImpossibleAllocationSaysHowMuchWasAsked) {
+  std::string why;
+  Device *d = gpu(why);
+  if (!d)
+    GTEST_SKIP() << why;
+  llvm::Expected<Buffer> b = d->alloc(size_t(1) << 50);
+  ASSERT_FALSE(bool(b));
+  std::string msg = llvm::toString(b.takeError());
+  EXPECT_EQ(msg.rfind("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("(asked for 1048576.00 GiB)"), std::string::npos) << msg;
+}
+
+} // namespace
+} // namespace kiln::rt

@@ -1,0 +1,185 @@
+// NVRTC compiles the contraction templates (gemm.cuh, conv.cuh), and every
+// embedded header on its own, for each target arch, with the embedded
+// headers only -- no GPU needed. ptxas must report no register spills in the
+// contraction kernels.
+
+#include "Templates.h"
+
+#include <gtest/gtest.h>
+#include <nvrtc.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Compiled {
+  bool ok = false;
+  std::string log;
+  size_t cubinBytes = 0;
+};
+
+/// Compiles source for arch ("sm_90") with NVRTC directly, the embedded
+/// templates as its only headers.
+Compiled compile(const std::string &source, const std::string &arch,
+                 const char *fileName) {
+  std::vector<const char *> names, texts;
+  for (const kiln::EmbeddedFile &f : kiln::embeddedTemplates()) {
+    names.push_back(f.name);
+    texts.push_back(f.text.data()); // NUL-terminated
+  }
+  Compiled out;
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, source.c_str(), fileName,
+                         static_cast<int>(names.size()), texts.data(),
+                         names.data()) != NVRTC_SUCCESS) {
+    out.log = "nvrtcCreateProgram failed";
+    return out;
+  }
+  const std::string archOption = "--gpu-architecture=" + arch;
+  const char *options[] = {archOption.c_str(), "-std=c++17",
+                           "--ptxas-options=-v"};
+  out.ok = nvrtcCompileProgram(prog, 3, options) == NVRTC_SUCCESS;
+  size_t logSize = 0;
+  nvrtcGetProgramLogSize(prog, &logSize);
+  out.log.resize(logSize);
+  nvrtcGetProgramLog(prog, out.log.data());
+  if (out.ok)
+    nvrtcGetCUBINSize(prog, &out.cubinBytes);
+  nvrtcDestroyProgram(&prog);
+  return out;
+}
+
+/// The ptxas lines reporting a spill of more than 0 bytes ("no report" if
+/// ptxas reported nothing).
+std::string spills(const std::string &log) {
+  if (log.find("bytes spill stores") == std::string::npos)
+    return "no ptxas report";
+  static const std::regex spill("[1-9][0-9]* bytes spill (stores|loads)");
+  std::string found;
+  for (std::sregex_iterator it(log.begin(), log.end(), spill), end; it != end;
+       ++it)
+    found += it->str() + "\n";
+  return found;
+}
+
+// Kernels as the emitter writes them.
+const char *const kGemmSource = R"(
+#include "kiln/gemm.cuh"
+#define KERNEL(name, Cfg) extern "C" __global__ void \
+  __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) name
+
+using kiln::GemmShape;
+using kiln::BatchMap;
+using Odd = GemmShape<37, 45, 29>;
+using Big = GemmShape<32768, 4096, 1024>;
+using Huge = GemmShape<1 << 20, 4096, 64>; // M*N > 2^31
+static_assert(kiln::GemmAuto<Odd>::type::BP == kiln::kGemmSmall.bp, "");
+static_assert(kiln::GemmAuto<Big>::type::BP == kiln::kGemmLarge.bp, "");
+
+KERNEL(linear_odd_bias, kiln::GemmSmall)(const float *x, const float *w,
+                                        const float *b, float *y) {
+  kiln::gemmNT<Odd, true>(x, w, b, y);
+}
+KERNEL(linear_odd_large, kiln::GemmLarge)(const float *x, const float *w,
+                                         float *y) {
+  kiln::gemmNT<Odd, false, kiln::GemmLarge>(x, w, nullptr, y);
+}
+KERNEL(linear_big_bias, kiln::GemmLarge)(const float *x, const float *w,
+                                        const float *b, float *y) {
+  kiln::gemmNT<Big, true>(x, w, b, y);
+}
+KERNEL(linear_big_relu, kiln::GemmLarge)(const float *x, const float *w,
+                                        float *y) {
+  kiln::gemmNT<Big, false>(x, w, nullptr, y, [](float v, int, int) {
+    return v > 0.f ? v : 0.f;
+  });
+}
+KERNEL(linear_huge, kiln::GemmLarge)(const float *x, const float *w,
+                                    const float *b, float *y) {
+  kiln::gemmNT<Huge, true>(x, w, b, y);
+}
+// a [3, 1, 37, 29] x b [4, 29, 45]
+KERNEL(matmul_bcast2, kiln::GemmSmall)(const float *a, const float *b,
+                                      float *c) {
+  kiln::gemmNN<Odd, BatchMap<3, 37 * 29, 0, 4, 0, 29 * 45>>(a, b, c);
+}
+// a [5, 33, 20] x b [20, 52]
+KERNEL(matmul_bshared, kiln::GemmSmall)(const float *a, const float *b,
+                                       float *c) {
+  kiln::gemmNN<GemmShape<33, 52, 20>, BatchMap<5, 33 * 20, 0>>(a, b, c);
+}
+// a [2, 512, 1024] x b [2, 1024, 768]
+KERNEL(matmul_big, kiln::GemmLarge)(const float *a, const float *b, float *c) {
+  kiln::gemmNN<GemmShape<512, 768, 1024>, BatchMap<2, 512 * 1024, 1024 * 768>,
+               kiln::GemmLarge>(a, b, c);
+}
+)";
+
+const char *const kConvSource = R"(
+#include "kiln/conv.cuh"
+#define KERNEL(name, Cfg) extern "C" __global__ void \
+  __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) name
+
+// stride 2, padding 1, dilation 2, groups 2
+using C1 = kiln::Conv2dParams<2, 6, 17, 19, 8, 3, 3, 2, 2, 1, 1, 2, 2, 2>;
+using C2 = kiln::Conv2dParams<8, 64, 56, 56, 128, 3, 3, 1, 1, 1, 1>;
+// L2_19: x [128, 64, 256, 256] -> y [128, 64, 258, 258]
+using T1 = kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>;
+// stride 2, padding 1, output_padding 1, groups 2
+using T2 =
+    kiln::ConvTranspose2dParams<2, 6, 7, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, 2, 1, 1>;
+static_assert(C1::Ho == 8 && C1::Wo == 9, "");
+static_assert(T1::Ho == 258 && T1::Wo == 258 && T1::K == 576, "");
+static_assert(T2::Ho == 14 && T2::Wo == 18, "");
+static_assert(kiln::ConvAuto<T1>::type::BQ == 64, "");
+
+KERNEL(conv2d_s2p1d2g2, kiln::ConvAuto<C1>::type)(const float *x,
+    const float *w, const float *b, float *y) {
+  kiln::conv2d<C1, true>(x, w, b, y);
+}
+KERNEL(conv2d_k3_128, kiln::ConvAuto<C2>::type)(const float *x,
+    const float *w, float *y) {
+  kiln::conv2d<C2, false>(x, w, nullptr, y);
+}
+KERNEL(conv_transpose2d_l2_19, kiln::ConvAuto<T1>::type)(const float *x,
+    const float *w, const float *b, float *y) {
+  kiln::convTranspose2d<T1, true>(x, w, b, y);
+}
+KERNEL(conv_transpose2d_odd, kiln::ConvAuto<T2>::type)(const float *x,
+    const float *w, const float *b, float *y) {
+  kiln::convTranspose2d<T2, true>(x, w, b, y);
+}
+)";
+
+class ContractionCompile : public testing::TestWithParam<std::string> {};
+
+TEST_P(ContractionCompile, Gemm) {
+  Compiled c = compile(kGemmSource, GetParam(), "gemm_test.cu");
+  ASSERT_TRUE(c.ok) << c.log;
+  EXPECT_GT(c.cubinBytes, 0u);
+  EXPECT_EQ(spills(c.log), "") << c.log;
+}
+
+TEST_P(ContractionCompile, Conv) {
+  Compiled c = compile(kConvSource, GetParam(), "conv_test.cu");
+  ASSERT_TRUE(c.ok) << c.log;
+  EXPECT_GT(c.cubinBytes, 0u);
+  EXPECT_EQ(spills(c.log), "") << c.log;
+}
+
+// Each header compiles on its own (includes what it uses).
+TEST_P(ContractionCompile, EveryHeaderAlone) {
+  for (const kiln::EmbeddedFile &f : kiln::embeddedTemplates()) {
+    Compiled c = compile(std::string("#include \"") + f.name + "\"\n",
+                         GetParam(), "header_test.cu");
+    EXPECT_TRUE(c.ok) << f.name << ":\n" << c.log;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, ContractionCompile,
+                         testing::Values("sm_90", "sm_80"),
+                         [](const auto &info) { return info.param; });
+
+} // namespace
