@@ -1,4 +1,5 @@
-//===- common.cuh - Basics shared by every Kiln kernel template -*- CUDA -*-===//
+//===- common.cuh - Basics shared by every Kiln kernel template -*- CUDA
+//-*-===//
 //
 // Compiled by NVRTC with no host headers: only what is defined here and in
 // the other kiln/*.cuh files is available. Templates are parameterised by
@@ -16,7 +17,8 @@ typedef unsigned long long u64;
 
 /// Loads N consecutive floats from p (16-byte aligned when N == 4, 8-byte
 /// when N == 2).
-template <int N> __device__ __forceinline__ void loadVec(const float *p, float (&v)[N]) {
+template <int N>
+__device__ __forceinline__ void loadVec(const float *p, float (&v)[N]) {
   if constexpr (N == 4) {
     float4 t = *reinterpret_cast<const float4 *>(p);
     v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
@@ -30,7 +32,8 @@ template <int N> __device__ __forceinline__ void loadVec(const float *p, float (
   }
 }
 
-template <int N> __device__ __forceinline__ void storeVec(float *p, const float (&v)[N]) {
+template <int N>
+__device__ __forceinline__ void storeVec(float *p, const float (&v)[N]) {
   if constexpr (N == 4) {
     *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
   } else if constexpr (N == 2) {
@@ -43,7 +46,9 @@ template <int N> __device__ __forceinline__ void storeVec(float *p, const float 
 }
 
 /// Streaming store (evict-first): for outputs no kernel of this launch reads.
-template <int N> __device__ __forceinline__ void storeVecStreaming(float *p, const float (&v)[N]) {
+template <int N>
+__device__ __forceinline__ void storeVecStreaming(float *p,
+                                                  const float (&v)[N]) {
   if constexpr (N == 4) {
     __stcs(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
   } else {

@@ -1,4 +1,5 @@
-//===- groupnorm.cuh - GroupNorm in one pass over memory --------*- CUDA -*-===//
+//===- groupnorm.cuh - GroupNorm in one pass over memory --------*- CUDA
+//-*-===//
 //
 // GroupNorm over slices: slice s is sample s / G, group s % G, and holds
 // SliceLen = C/G * spatial consecutive elements of the [N, C, *] input. The
@@ -21,10 +22,10 @@
 // keeps its part (ChunkLen elements, the first SmemLen of them in dynamic
 // shared memory, any rest re-read) on chip between the statistics and the
 // normalisation, so the input is read from memory once. Writing a slice and
-// reading the team's next one are one pass, so reads and writes overlap. With TeamBlocks > 1
-// the blocks of a team exchange partial moments through `partials` and
-// wait for each other on `counters` (zeroed before each launch): the launch
-// must be cooperative (all blocks co-resident). Grid: a multiple of
+// reading the team's next one are one pass, so reads and writes overlap. With
+// TeamBlocks > 1 the blocks of a team exchange partial moments through
+// `partials` and wait for each other on `counters` (zeroed before each launch):
+// the launch must be cooperative (all blocks co-resident). Grid: a multiple of
 // TeamBlocks; teams take slices round-robin. Block: Threads threads;
 // dynamic shared memory SmemLen * 4 bytes.
 //
@@ -53,14 +54,15 @@ __device__ __forceinline__ GnStats gnFinish(double mean, double m2, double n,
 }
 
 template <int Vec>
-__device__ __forceinline__ void gnNormalize(const GnStats &st, float (&v)[Vec]) {
+__device__ __forceinline__ void gnNormalize(const GnStats &st,
+                                            float (&v)[Vec]) {
 #pragma unroll
   for (int l = 0; l < Vec; ++l)
     v[l] = ((v[l] - st.meanHi) - st.meanLo) * st.rstd;
 }
 
-template <i64 NumSlices, i64 SliceLen, int Team, int Vec, int Chunks,
-          int Rows, class Load, class Store>
+template <i64 NumSlices, i64 SliceLen, int Team, int Vec, int Chunks, int Rows,
+          class Load, class Store>
 __device__ __forceinline__ void gnWarp(Load load, Store store, float eps) {
   static_assert(Team <= 32 && (Team & (Team - 1)) == 0, "team: 2^k <= 32");
   static_assert(SliceLen % Vec == 0, "Vec must divide the slice");
@@ -162,8 +164,7 @@ __device__ __forceinline__ void gnTeam(Load load, Store store, float eps,
   float sum = 0;
   if (team < NumSlices) {
     const i64 base = team * SliceLen;
-    for (i64 e0 = begin + threadIdx.x * Vec; e0 < end;
-         e0 += step * kGnUnroll) {
+    for (i64 e0 = begin + threadIdx.x * Vec; e0 < end; e0 += step * kGnUnroll) {
       float v[kGnUnroll][Vec];
 #pragma unroll
       for (int u = 0; u < kGnUnroll; ++u)
@@ -212,10 +213,9 @@ __device__ __forceinline__ void gnTeam(Load load, Store store, float eps,
         stats[1] = t2[1] - t2[0] * dm;
       }
     } else {
-      double *mine = partials + ((static_cast<i64>(team) * 2 + (round & 1)) *
-                                     TeamBlocks +
-                                 rank) *
-                                    4;
+      double *mine =
+          partials +
+          ((static_cast<i64>(team) * 2 + (round & 1)) * TeamBlocks + rank) * 4;
       if (threadIdx.x == 0) {
         mine[0] = n;
         mine[1] = c;
@@ -224,16 +224,15 @@ __device__ __forceinline__ void gnTeam(Load load, Store store, float eps,
         __threadfence();
         atomicAdd(counters + team, 1u);
         const unsigned target = (round + 1) * TeamBlocks;
-        while (*reinterpret_cast<volatile unsigned *>(counters + team) <
-               target)
+        while (*reinterpret_cast<volatile unsigned *>(counters + team) < target)
           __nanosleep(64);
         __threadfence();
       }
       __syncthreads();
       if (threadIdx.x < 32) {
         const double *all =
-            partials + (static_cast<i64>(team) * 2 + (round & 1)) *
-                           TeamBlocks * 4;
+            partials +
+            (static_cast<i64>(team) * 2 + (round & 1)) * TeamBlocks * 4;
         double a = 0;
         for (int b = threadIdx.x; b < TeamBlocks; b += 32) {
           volatile const double *p = all + b * 4;
@@ -263,8 +262,7 @@ __device__ __forceinline__ void gnTeam(Load load, Store store, float eps,
     const bool more = next < NumSlices;
     const i64 nextBase = next * SliceLen;
     sum = 0;
-    for (i64 e0 = begin + threadIdx.x * Vec; e0 < end;
-         e0 += step * kGnUnroll) {
+    for (i64 e0 = begin + threadIdx.x * Vec; e0 < end; e0 += step * kGnUnroll) {
       float w[kGnUnroll][Vec];
       if (more) {
 #pragma unroll

@@ -1,4 +1,5 @@
-//===- ops.cuh - Elementwise ops with PyTorch's f32 semantics ---*- CUDA -*-===//
+//===- ops.cuh - Elementwise ops with PyTorch's f32 semantics ---*- CUDA
+//-*-===//
 //
 // The helpers the per-op CUDA expressions call (compiler/ops/Unary.cpp and
 // Binary.cpp). Each follows PyTorch's CUDA kernel for f32, including NaN:

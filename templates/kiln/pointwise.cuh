@@ -1,4 +1,5 @@
-//===- pointwise.cuh - Elementwise loops ------------------------*- CUDA -*-===//
+//===- pointwise.cuh - Elementwise loops ------------------------*- CUDA
+//-*-===//
 //
 // pointwise<Numel, Vec>(body): calls body(i) for every i = 0, Vec, 2*Vec, ...
 // below Numel, spread over the grid (grid-stride, 64-bit when Numel needs

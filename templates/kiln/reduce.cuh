@@ -1,4 +1,5 @@
-//===- reduce.cuh - Reductions over any set of dims -------------*- CUDA -*-===//
+//===- reduce.cuh - Reductions over any set of dims -------------*- CUDA
+//-*-===//
 //
 // reduce<Op, NumOut, Len, WarpPerOutput>(load, store): output o (0 <= o <
 // NumOut) combines load(o, r) for r in [0, Len); store(o, value) writes it
@@ -55,8 +56,7 @@ struct SumAcc {
 
 /// Combines load(o, r) over r in [first, Len) step `step` into acc.
 template <i64 Len, class Acc, class F>
-__device__ __forceinline__ void accumulate(Acc &acc, i64 first, int step,
-                                           F f) {
+__device__ __forceinline__ void accumulate(Acc &acc, i64 first, int step, F f) {
   for (i64 r = first; r < Len; r += step)
     acc.add(f(r));
 }
