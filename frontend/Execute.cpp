@@ -16,11 +16,8 @@ llvm::Expected<std::unique_ptr<Graph>> loadGraph(llvm::StringRef path) {
   return g;
 }
 
-llvm::Expected<Execution> executeReference(const Graph &g,
-                                           llvm::ArrayRef<HostTensor> inputs,
-                                           const SafetensorsFile *params,
-                                           llvm::StringRef paramsName,
-                                           const EvalOptions &opts) {
+llvm::Expected<std::vector<llvm::SmallVector<int64_t, 6>>>
+checkedInputShapes(const Graph &g, llvm::ArrayRef<HostTensor> inputs) {
   assert(inputs.size() == g.inputs().size() && "one tensor per input");
   std::vector<llvm::SmallVector<int64_t, 6>> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -30,8 +27,19 @@ llvm::Expected<Execution> executeReference(const Graph &g,
                        dtypeName(inputs[i].dtype).str(), in.type().str());
     shapes.emplace_back(inputs[i].shape.begin(), inputs[i].shape.end());
   }
+  return shapes;
+}
+
+llvm::Expected<Execution> executeReference(const Graph &g,
+                                           llvm::ArrayRef<HostTensor> inputs,
+                                           const SafetensorsFile *params,
+                                           llvm::StringRef paramsName,
+                                           const EvalOptions &opts) {
+  auto shapes = checkedInputShapes(g, inputs);
+  if (!shapes)
+    return shapes.takeError();
   Execution run;
-  llvm::Expected<DimBindings> bindings = bindDims(g, shapes);
+  llvm::Expected<DimBindings> bindings = bindDims(g, *shapes);
   if (!bindings)
     return bindings.takeError();
   run.bindings = std::move(*bindings);

@@ -32,6 +32,11 @@ struct Execution {
 /// Runs `g` on the float64 reference evaluator. `inputs` follow g.inputs();
 /// each must have the declared dtype. `params` may be null (initialisers
 /// only); `paramsName` names it in messages.
+/// The shape of each input tensor, after checking there is one per graph
+/// input with the dtype the graph declares.
+llvm::Expected<std::vector<llvm::SmallVector<int64_t, 6>>>
+checkedInputShapes(const Graph &g, llvm::ArrayRef<HostTensor> inputs);
+
 llvm::Expected<Execution> executeReference(const Graph &g,
                                            llvm::ArrayRef<HostTensor> inputs,
                                            const SafetensorsFile *params,

@@ -1,6 +1,7 @@
 //===- GpuExecute.cpp - Host tensors in, host tensors out, on the GPU -----===//
 #include "GpuExecute.h"
 
+#include "Execute.h"
 #include "IR/Diagnostics.h"
 #include "Params.h"
 
@@ -24,18 +25,13 @@ llvm::Expected<GpuSession> prepareGpu(const Graph &g,
                                       const SafetensorsFile *params,
                                       llvm::StringRef paramsName,
                                       const CompileOptions &opts) {
-  std::vector<llvm::SmallVector<int64_t, 6>> shapes;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Value &in = *g.inputs()[i];
-    if (inputs[i].dtype != in.dtype())
-      return userError("input '{}' is {}, but the graph declares {}", in.name(),
-                       dtypeName(inputs[i].dtype).str(), in.type().str());
-    shapes.emplace_back(inputs[i].shape.begin(), inputs[i].shape.end());
-  }
+  auto shapes = checkedInputShapes(g, inputs);
+  if (!shapes)
+    return shapes.takeError();
   GpuSession s;
   auto t0 = std::chrono::steady_clock::now();
   llvm::Expected<std::unique_ptr<Executable>> exe =
-      Executable::compile(g, shapes, opts);
+      Executable::compile(g, *shapes, opts);
   if (!exe)
     return exe.takeError();
   s.compileSeconds =

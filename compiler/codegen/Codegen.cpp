@@ -68,6 +68,13 @@ ParamList tensorParams(const FusionGroup &g) {
 
 int vectorWidth(int64_t n) { return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1; }
 
+unsigned gridFor(int64_t items, int64_t perBlock, int perSM,
+                 const TargetInfo &t) {
+  int64_t blocks = (items + perBlock - 1) / perBlock;
+  return static_cast<unsigned>(std::max<int64_t>(
+      1, std::min<int64_t>(blocks, int64_t(perSM) * t.multiprocessors)));
+}
+
 uint64_t groupBytes(const FusionGroup &g) {
   uint64_t b = 0;
   for (const Value *v : g.inputs)

@@ -142,9 +142,7 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
         std::clamp<int64_t>(32 / (int64_t(chunks) * vec), 1, 8));
     k.block = 256;
     int64_t perBlock = int64_t(256 / team) * rows;
-    k.grid = static_cast<unsigned>(std::max<int64_t>(
-        1, std::min<int64_t>((s.slices + perBlock - 1) / perBlock,
-                             8 * t.multiprocessors)));
+    k.grid = gridFor(s.slices, perBlock, 8, t);
     call = fmt::format("  kiln::gnWarp<{}ll, {}ll, {}, {}, {}, {}>(load, "
                        "store, {});\n",
                        s.slices, s.slice, team, vec, chunks, rows,

@@ -39,10 +39,7 @@ llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,
       wide ? "kiln::i64" : "int", body);
   k.params = pl.params;
   k.block = kPointwiseThreads;
-  int64_t chunks = numel / vec;
-  int64_t blocks = (chunks + kPointwiseThreads - 1) / kPointwiseThreads;
-  k.grid = static_cast<unsigned>(
-      std::max<int64_t>(1, std::min<int64_t>(blocks, 16 * t.multiprocessors)));
+  k.grid = gridFor(numel / vec, kPointwiseThreads, 16, t);
   k.bytes = groupBytes(g);
   k.flops = static_cast<double>(numel) * g.prologue.size();
   k.strategy =

@@ -113,9 +113,7 @@ llvm::Expected<EmittedKernel> emitReduction(const FusionGroup &g,
   k.params = pl.params;
   k.block = 256;
   int64_t perBlock = warpPerOutput ? 256 / 32 : 256;
-  k.grid = static_cast<unsigned>(
-      std::max<int64_t>(1, std::min<int64_t>((numOut + perBlock - 1) / perBlock,
-                                             16 * t.multiprocessors)));
+  k.grid = gridFor(numOut, perBlock, 16, t);
   k.bytes = groupBytes(g);
   k.flops = static_cast<double>(x.numElements()) * (1 + g.prologue.size());
   k.strategy = warpPerOutput ? "a warp per output" : "a thread per output";

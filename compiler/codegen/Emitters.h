@@ -29,6 +29,10 @@ ParamList tensorParams(const FusionGroup &g);
 
 /// Largest of 4, 2, 1 dividing `n`.
 int vectorWidth(int64_t n);
+/// Blocks for a grid-stride kernel: enough for `items` at `perBlock` each,
+/// at least 1 and at most `perSM` per multiprocessor.
+unsigned gridFor(int64_t items, int64_t perBlock, int perSM,
+                 const TargetInfo &t);
 /// Bytes of all the group's inputs and outputs (f32).
 uint64_t groupBytes(const FusionGroup &g);
 
