@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Emitters.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <fmt/format.h>
@@ -21,6 +23,7 @@ namespace kiln {
 
 namespace {
 constexpr int64_t kWarpMaxSlice = 1024;
+constexpr int kWarpBlocksPerSM = 4;
 constexpr int kTeamThreads = 512;
 constexpr int kTeamBlocksPerSM = 2;
 constexpr int64_t kMinPart = 2048; // elements per block worth a block
@@ -36,8 +39,9 @@ struct TeamPlan {
 
 TeamPlan planTeams(const GnShape &s, int vec, const TargetInfo &t) {
   const int64_t blocks = int64_t(kTeamBlocksPerSM) * t.multiprocessors;
-  int64_t smemCap = (t.maxSharedPerSM / kTeamBlocksPerSM - 2048) / 4;
-  smemCap = std::min<int64_t>(smemCap, (t.maxSharedPerBlock - 1024) / 4);
+  // The part on chip, beside ~2 KiB of static shared memory.
+  int64_t smemCap = (t.maxSharedPerSM / kTeamBlocksPerSM - 3072) / 4;
+  smemCap = std::min<int64_t>(smemCap, (t.maxSharedPerBlock - 3072) / 4);
   smemCap -= smemCap % vec;
   TeamPlan p;
   p.teamBlocks = std::max<int64_t>(1, (s.slice + smemCap - 1) / smemCap);
@@ -58,6 +62,22 @@ TeamPlan planTeams(const GnShape &s, int vec, const TargetInfo &t) {
   p.smem = std::min(p.chunk, smemCap);
   return p;
 }
+/// Whether every tensor the prologue and epilogue read from outside the
+/// group has the shape `x` (no broadcasting).
+bool allOperandsShaped(const FusionGroup &g, const Shape &x) {
+  llvm::SmallPtrSet<const Value *, 16> inside;
+  inside.insert(g.anchor->result());
+  for (const Node *n : g.prologue)
+    inside.insert(n->result());
+  for (const Node *n : g.epilogue)
+    inside.insert(n->result());
+  auto ok = [&](const Node *n) {
+    return llvm::all_of(n->operands(), [&](const Value *v) {
+      return !v || v->isLiteral() || inside.count(v) || v->shape() == x;
+    });
+  };
+  return llvm::all_of(g.prologue, ok) && llvm::all_of(g.epilogue, ok);
+}
 } // namespace
 
 llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
@@ -73,18 +93,44 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   s.hw = x.numElements() / std::max<int64_t>(1, s.n * s.c);
   s.slice = s.c / s.groups * s.hw;
   s.slices = s.n * s.groups;
+  // Vec consecutive elements share a channel (for the affine) and a slice.
+  // They must also share a row when some operand broadcasts along the
+  // innermost dim; when every operand has x's shape they need not (a row of
+  // 258 floats then still moves in 16-byte vectors).
   const int64_t inner = x[x.rank() - 1].size;
-  int vec = vectorWidth(std::gcd(inner, s.slice));
-  if (s.hw > 1)
-    vec = vectorWidth(std::gcd<int64_t>(vec, s.hw));
+  int vec = vectorWidth(std::gcd(s.hw > 1 ? s.hw : s.c, s.slice));
+  if (!allOperandsShaped(g, x))
+    vec = vectorWidth(std::gcd<int64_t>(vec, inner));
   const bool wide = x.numElements() >= (int64_t(1) << 31);
   const std::string idxT = wide ? "kiln::i64" : "int";
 
   ParamList pl = tensorParams(g);
   auto param = [&](const Value *v) { return pl.of(v); };
-  // load(i, v): the prologue at Vec elements of the input.
+  // loadRaw(i, r): the loads of every input streamed at x's shape, issued
+  // early by the templates; finish(i, r, v): the prologue on them.
+  llvm::SmallPtrSet<const Value *, 8> computed;
+  for (const Node *n : g.prologue)
+    computed.insert(n->result());
+  llvm::SmallVector<const Value *, 4> streamed;
+  auto noteLeaf = [&](const Value *v) {
+    if (v && !v->isLiteral() && !computed.count(v) && v->shape() == x &&
+        !llvm::is_contained(streamed, v))
+      streamed.push_back(v);
+  };
+  for (const Node *n : g.prologue)
+    for (const Value *v : n->operands())
+      noteLeaf(v);
+  noteLeaf(xin);
   ExprEmitter pro(x, vec, "ii", param);
-  std::string load;
+  std::string rawType = "  struct Raw {", loadRaw;
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    rawType += fmt::format(" float a{}[{}];", i, vec);
+    loadRaw += fmt::format("    kiln::loadVec<{}>({} + ii, r.a{});\n", vec,
+                           pl.of(streamed[i]), i);
+    pro.bind(streamed[i], fmt::format("r.a{}", i));
+  }
+  rawType += " };\n";
+  std::string load = "    (void)ii;\n";
   for (const Node *n : g.prologue)
     pro.emit(*n, load);
   std::string xa = pro.get(xin, load);
@@ -131,7 +177,8 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   std::string call, header;
   if (s.slice <= kWarpMaxSlice) {
     // One vector per lane where the slice allows; then as many slices
-    // per team as keep about 32 floats per lane in flight.
+    // per team as keep about 16 floats per lane in flight, with four blocks
+    // per SM (at most 64 registers) looping over the slices.
     int64_t vecs = s.slice / vec;
     int team = static_cast<int>(
         std::min<uint64_t>(32, llvm::PowerOf2Ceil(std::max<int64_t>(1, vecs))));
@@ -139,16 +186,16 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
       team = static_cast<int>(llvm::PowerOf2Floor(vecs));
     int chunks = static_cast<int>((vecs + team - 1) / team);
     int rows = static_cast<int>(
-        std::clamp<int64_t>(32 / (int64_t(chunks) * vec), 1, 8));
+        std::clamp<int64_t>(16 / (int64_t(chunks) * vec), 1, 8));
     k.block = 256;
     int64_t perBlock = int64_t(256 / team) * rows;
-    k.grid = gridFor(s.slices, perBlock, 8, t);
-    call = fmt::format("  kiln::gnWarp<{}ll, {}ll, {}, {}, {}, {}>(load, "
-                       "store, {});\n",
+    k.grid = gridFor(s.slices, perBlock, kWarpBlocksPerSM, t);
+    call = fmt::format("  kiln::gnWarp<{}ll, {}ll, {}, {}, {}, {}, Raw>("
+                       "loadRaw, finish, store, {});\n",
                        s.slices, s.slice, team, vec, chunks, rows,
                        fmt::format("{}f", eps));
-    header =
-        fmt::format("__launch_bounds__(256) KILN_NAME({})", pl.signature());
+    header = fmt::format("__launch_bounds__(256, {}) KILN_NAME({})",
+                         kWarpBlocksPerSM, pl.signature());
     k.strategy = fmt::format("registers: {} lanes x {} x {} floats per "
                              "slice, {} slices per team at once",
                              team, chunks, vec, rows);
@@ -166,8 +213,8 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     k.params.push_back(partials);
     k.params.push_back(counters);
     call = fmt::format(
-        "  kiln::gnTeam<{}ll, {}ll, {}, {}, {}, {}ll, {}ll>(load, store, {}f, "
-        "partials, counters);\n",
+        "  kiln::gnTeam<{}ll, {}ll, {}, {}, {}, {}ll, {}ll, Raw>(loadRaw, "
+        "finish, store, {}f, partials, counters);\n",
         s.slices, s.slice, p.teamBlocks, kTeamThreads, vec, p.chunk, p.smem,
         eps);
     header = fmt::format("__launch_bounds__({}, {}) KILN_NAME({}, double "
@@ -183,13 +230,15 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
       "{}-wide vectors.\n"
       "#include \"kiln/groupnorm.cuh\"\n"
       "#include \"kiln/ops.cuh\"\n\n"
-      "extern \"C\" __global__ void {} {{\n"
-      "  auto load = [&](kiln::i64 i, float (&v)[{}]) {{\n"
+      "extern \"C\" __global__ void {} {{\n{}"
+      "  auto loadRaw = [&](kiln::i64 i, Raw &r) {{\n"
+      "    const {} ii = i;\n{}  }};\n"
+      "  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[{}]) {{\n"
       "    const {} ii = i;\n{}  }};\n"
       "  auto store = [&](kiln::i64 i, float (&y)[{}]) {{\n"
       "    const {} ii = i;\n{}  }};\n{}}}\n",
-      s.slices, s.slice, s.groups, x.str(), vec, header, vec, idxT, load, vec,
-      idxT, store, call);
+      s.slices, s.slice, s.groups, x.str(), vec, header, rawType, idxT, loadRaw,
+      vec, idxT, load, vec, idxT, store, call);
   k.bytes = groupBytes(g);
   k.flops = static_cast<double>(x.numElements()) *
             (8 + g.prologue.size() + g.epilogue.size());

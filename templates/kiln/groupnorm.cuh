@@ -3,9 +3,10 @@
 //
 // GroupNorm over slices: slice s is sample s / G, group s % G, and holds
 // SliceLen = C/G * spatial consecutive elements of the [N, C, *] input. The
-// generated load(i, v) reads Vec consecutive elements at flat index i and
-// applies the fused prologue; store(i, y) takes the normalised values,
-// applies the per-channel affine and the fused epilogue and writes.
+// generated loadRaw(i, r) issues the loads of Vec consecutive elements at flat
+// index i of every input streamed at the input's shape, finish(i, r, v)
+// applies the fused prologue to them, and store(i, y) takes the normalised
+// values, applies the per-channel affine and the fused epilogue and writes.
 //
 // Statistics are exact enough for large offsets: each slice part is centred
 // on its own rough mean c, the moments of d = x - c are summed, and the
@@ -62,8 +63,9 @@ __device__ __forceinline__ void gnNormalize(const GnStats &st,
 }
 
 template <i64 NumSlices, i64 SliceLen, int Team, int Vec, int Chunks, int Rows,
-          class Load, class Store>
-__device__ __forceinline__ void gnWarp(Load load, Store store, float eps) {
+          class Raw, class LoadRaw, class Finish, class Store>
+__device__ __forceinline__ void gnWarp(LoadRaw loadRaw, Finish finish,
+                                       Store store, float eps) {
   static_assert(Team <= 32 && (Team & (Team - 1)) == 0, "team: 2^k <= 32");
   static_assert(SliceLen % Vec == 0, "Vec must divide the slice");
   static_assert(static_cast<i64>(Chunks) * Team * Vec >= SliceLen,
@@ -79,6 +81,17 @@ __device__ __forceinline__ void gnWarp(Load load, Store store, float eps) {
                  threadIdx.x / 32) *
                 perWarp;
        wb < NumSlices; wb += warps * perWarp) {
+    Raw raw[Rows][Chunks];
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      const i64 s = wb + r * teamsPerWarp + teamInWarp;
+#pragma unroll
+      for (int k = 0; k < Chunks; ++k) {
+        const i64 e = (static_cast<i64>(k) * Team + lane) * Vec;
+        if (s < NumSlices && e < SliceLen)
+          loadRaw(s * SliceLen + e, raw[r][k]);
+      }
+    }
     float v[Rows][Chunks][Vec];
 #pragma unroll
     for (int r = 0; r < Rows; ++r) {
@@ -87,7 +100,7 @@ __device__ __forceinline__ void gnWarp(Load load, Store store, float eps) {
       for (int k = 0; k < Chunks; ++k) {
         const i64 e = (static_cast<i64>(k) * Team + lane) * Vec;
         if (s < NumSlices && e < SliceLen)
-          load(s * SliceLen + e, v[r][k]);
+          finish(s * SliceLen + e, raw[r][k], v[r][k]);
       }
     }
 #pragma unroll
@@ -139,9 +152,16 @@ __device__ __forceinline__ void gnWarp(Load load, Store store, float eps) {
 constexpr int kGnUnroll = 4;
 
 template <i64 NumSlices, i64 SliceLen, int TeamBlocks, int Threads, int Vec,
-          i64 ChunkLen, i64 SmemLen, class Load, class Store>
-__device__ __forceinline__ void gnTeam(Load load, Store store, float eps,
-                                       double *partials, unsigned *counters) {
+          i64 ChunkLen, i64 SmemLen, class Raw, class LoadRaw, class Finish,
+          class Store>
+__device__ __forceinline__ void gnTeam(LoadRaw loadRaw, Finish finish,
+                                       Store store, float eps, double *partials,
+                                       unsigned *counters) {
+  auto load = [&](i64 i, float(&v)[Vec]) {
+    Raw r;
+    loadRaw(i, r);
+    finish(i, r, v);
+  };
   static_assert(SliceLen % Vec == 0 && ChunkLen % Vec == 0 &&
                     SmemLen % Vec == 0,
                 "Vec must divide the slice, the chunk and the shared part");

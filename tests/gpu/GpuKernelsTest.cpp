@@ -205,6 +205,31 @@ std::vector<Case> cases() {
                 {{2, 64, 96, 97}},
                 0,
                 1e-6});
+  // gnTeam's pipeline: many rounds per team (buffers and exchange slots
+  // wrap around), one-block teams, parts too large for shared memory (the
+  // rest re-read), and a prologue streaming two inputs.
+  cs.push_back({"gn_team_many_rounds",
+                withC(gn("N, 32, 64, 64", 4, "", ""), 32),
+                {{257, 32, 64, 64}}});
+  cs.push_back({"gn_team_many_rounds_offset",
+                withC(gn("N, 32, 64, 64", 4, "", ""), 32),
+                {{130, 32, 64, 64}},
+                1e4,
+                0,
+                1e-5});
+  cs.push_back({"gn_team_one_block_rounds",
+                withC(gn("N, 20, 10, 11", 2, "", ""), 20),
+                {{1001, 20, 10, 11}}});
+  cs.push_back({"gn_team_reread",
+                withC(gn("N, 12, 512, 513", 1, "", ""), 12),
+                {{1, 12, 512, 513}}});
+  cs.push_back({"gn_team_two_streams",
+                "graph g(x: f32[N, 16, 66, 67], z: f32[N, 16, 66, 67]) {\n"
+                "  param gamma: f32[16] = uniform(0.5, 1.5, seed=4)\n"
+                "  param beta: f32[16] = uniform(-1, 1, seed=5)\n"
+                "  p = mul(x, z)\n  q = sub(p, x)\n"
+                "  y = group_norm(q, gamma, beta, groups=4)\n  return y\n}\n",
+                {{5, 16, 66, 67}, {5, 16, 66, 67}}});
   return cs;
 }
 
