@@ -162,7 +162,7 @@ CacheSettings resolveCacheSettings() {
 
   // The first source with a value that parses wins.
   auto resolve = [&](const char *name, const char *env, auto parse, auto show,
-                     auto &result, std::string defaultText) {
+                     auto &result, const std::string &defaultText) {
     CacheSetting s{name, defaultText, Source::Default, ""};
     bool done = false;
     if (const char *v = std::getenv(env); v && *v) {

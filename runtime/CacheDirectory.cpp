@@ -93,7 +93,9 @@ std::vector<EntryFile> CacheDirectory::scan(std::vector<StrayFile> *stray,
     if (sub.size() != 2 || !isHex(sub))
       continue;
     for (const std::string &name : namesIn(subPath)) {
-      std::string path = subPath + "/" + name;
+      std::string path = subPath;
+      path += '/';
+      path += name;
       if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         continue;
       llvm::StringRef n = name;
