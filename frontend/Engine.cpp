@@ -16,6 +16,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "0"
@@ -56,11 +57,11 @@ namespace {
 /// Kernel cache shared by every Executable of the process, per options.
 rt::KernelCache &processCache(const rt::CacheOptions &o) {
   static std::mutex mu;
-  static std::map<std::pair<std::string, bool>,
+  static std::map<std::tuple<std::string, bool, bool, uint64_t>,
                   std::unique_ptr<rt::KernelCache>>
       caches;
   std::lock_guard<std::mutex> lock(mu);
-  auto &c = caches[{o.directory, o.disableDisk}];
+  auto &c = caches[{o.directory, o.disableDisk, o.recompile, o.maxBytes}];
   if (!c)
     c = std::make_unique<rt::KernelCache>(o, KILN_VERSION);
   return *c;
@@ -110,23 +111,30 @@ Executable::compile(const Graph &g,
   return exe;
 }
 
+rt::KernelMetadata Executable::cacheMetadata(size_t i) const {
+  const EmittedKernel &k = kernels_[i];
+  rt::KernelMetadata meta;
+  meta.kernelName = k.name;
+  meta.graph = graph_->name();
+  meta.group = fmt::format("{}:{}", i, plan_.groups[i].describe());
+  std::string shapes;
+  for (const KernelParam &p : k.params)
+    if (p.value)
+      shapes += fmt::format("{}{}={}", shapes.empty() ? "" : " ",
+                            p.value->name(), p.value->type().str());
+  meta.shapes = shapes;
+  meta.launch =
+      fmt::format("grid {}, block {}, smem {} B{}", k.grid, k.block,
+                  k.sharedBytes, k.cooperative ? ", cooperative" : "");
+  return meta;
+}
+
 llvm::Error Executable::buildKernels(const CompileOptions &opts) {
   rt::KernelCache &cache = processCache(opts.cache);
   std::vector<std::future<llvm::Expected<rt::CacheLookup>>> jobs;
-  for (const EmittedKernel &k : kernels_) {
-    rt::KernelMetadata meta;
-    meta.kernelName = k.name;
-    meta.graph = graph_->name();
-    meta.group = k.name;
-    std::string shapes;
-    for (const KernelParam &p : k.params)
-      if (p.value)
-        shapes += fmt::format("{}{}={}", shapes.empty() ? "" : " ",
-                              p.value->name(), p.value->type().str());
-    meta.shapes = shapes;
-    meta.launch =
-        fmt::format("grid {}, block {}, smem {} B{}", k.grid, k.block,
-                    k.sharedBytes, k.cooperative ? ", cooperative" : "");
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    const EmittedKernel &k = kernels_[i];
+    rt::KernelMetadata meta = cacheMetadata(i);
     rt::CompileRequest req = compileRequest(k, target_.arch);
     jobs.push_back(std::async(std::launch::async, [&cache, req, meta] {
       return cache.getOrCompile(req, meta);

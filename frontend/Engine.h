@@ -72,6 +72,9 @@ public:
   const TargetInfo &target() const { return target_; }
   /// Null when compiled with compileOnly.
   rt::Device *device() const { return device_; }
+  /// What the kernel cache records about kernel `i`: its name, the graph,
+  /// the fusion group ("2:gn_swish_add"), shapes and launch.
+  rt::KernelMetadata cacheMetadata(size_t i) const;
   /// Bytes of intermediates the memory planner allocates.
   uint64_t intermediateBytes() const { return planBytes_; }
 

@@ -26,6 +26,8 @@ nlohmann::json metadataJson(const CacheEntry &e) {
           {"group", m.group},
           {"shapes", m.shapes},
           {"launch", m.launch},
+          {"sourceHash", m.sourceHash},
+          {"headersHash", m.headersHash},
           {"arch", m.arch},
           {"options", m.options},
           {"nvrtcVersion", m.nvrtcVersion},
@@ -47,6 +49,9 @@ void readMetadata(const nlohmann::json &j, CacheEntry &e) {
   j.at("group").get_to(m.group);
   j.at("shapes").get_to(m.shapes);
   j.at("launch").get_to(m.launch);
+  // Entries of Kiln 0.1.0 have no key parts.
+  m.sourceHash = j.value("sourceHash", "");
+  m.headersHash = j.value("headersHash", "");
   j.at("arch").get_to(m.arch);
   j.at("options").get_to(m.options);
   j.at("nvrtcVersion").get_to(m.nvrtcVersion);
@@ -76,7 +81,15 @@ std::string encodeCacheEntry(const CacheEntry &entry) {
   return out;
 }
 
-llvm::Expected<CacheEntry> decodeCacheEntry(llvm::StringRef bytes) {
+namespace {
+
+/// The magic and lengths lines of an entry file.
+struct EntryHeader {
+  uint64_t headerBytes = 0; // the two lines
+  uint64_t len[3] = {0, 0, 0};
+};
+
+llvm::Expected<EntryHeader> decodeHeader(llvm::StringRef bytes) {
   if (bytes.empty())
     return bad("empty file (0 bytes)");
   if (!bytes.startswith(Magic))
@@ -85,17 +98,37 @@ llvm::Expected<CacheEntry> decodeCacheEntry(llvm::StringRef bytes) {
   auto [line, body] = rest.split('\n');
   llvm::SmallVector<llvm::StringRef, 4> fields;
   line.split(fields, ' ');
-  uint64_t len[3];
+  EntryHeader h;
   if (line.size() == rest.size() || fields.size() != 4 ||
-      fields[0] != "lengths" || fields[1].getAsInteger(10, len[0]) ||
-      fields[2].getAsInteger(10, len[1]) || fields[3].getAsInteger(10, len[2]))
+      fields[0] != "lengths" || fields[1].getAsInteger(10, h.len[0]) ||
+      fields[2].getAsInteger(10, h.len[1]) ||
+      fields[3].getAsInteger(10, h.len[2]))
     return bad("bad 'lengths' line");
-  uint64_t headerBytes = bytes.size() - body.size();
-  // A length above 1 TiB is garbage; below, the sum cannot overflow.
-  for (uint64_t l : len)
+  h.headerBytes = bytes.size() - body.size();
+  // A length above 1 TiB is garbage; below, sums cannot overflow.
+  for (uint64_t l : h.len)
     if (l > (uint64_t(1) << 40))
       return bad(fmt::format("bad 'lengths' line (length {})", l));
-  uint64_t expected = headerBytes + len[0] + len[1] + len[2] + ChecksumBytes;
+  return h;
+}
+
+llvm::Error readMetadataRecord(llvm::StringRef meta, CacheEntry &e) {
+  try {
+    readMetadata(nlohmann::json::parse(meta.begin(), meta.end()), e);
+  } catch (const nlohmann::json::exception &ex) {
+    return bad(std::string("bad metadata record: ") + ex.what());
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<CacheEntry> decodeCacheEntry(llvm::StringRef bytes) {
+  llvm::Expected<EntryHeader> h = decodeHeader(bytes);
+  if (!h)
+    return h.takeError();
+  const uint64_t *len = h->len;
+  uint64_t expected = h->headerBytes + len[0] + len[1] + len[2] + ChecksumBytes;
   if (bytes.size() != expected)
     return bad(fmt::format("{}: {} bytes where the lengths say {}",
                            bytes.size() < expected ? "truncated" : "too long",
@@ -106,15 +139,35 @@ llvm::Expected<CacheEntry> decodeCacheEntry(llvm::StringRef bytes) {
     return bad("checksum mismatch: the file is damaged");
 
   CacheEntry e;
-  llvm::StringRef meta = body.take_front(len[0]);
+  llvm::StringRef body = bytes.drop_front(h->headerBytes);
   e.source = body.substr(len[0], len[1]).str();
   llvm::StringRef cubin = body.substr(len[0] + len[1], len[2]);
   e.cubin.assign(cubin.begin(), cubin.end());
-  try {
-    readMetadata(nlohmann::json::parse(meta.begin(), meta.end()), e);
-  } catch (const nlohmann::json::exception &ex) {
-    return bad(std::string("bad metadata record: ") + ex.what());
+  if (llvm::Error err = readMetadataRecord(body.take_front(len[0]), e))
+    return err;
+  return e;
+}
+
+size_t decodeCacheEntryHeaderSize(llvm::StringRef head) {
+  llvm::Expected<EntryHeader> h = decodeHeader(head);
+  if (!h) {
+    llvm::consumeError(h.takeError());
+    return head.size();
   }
+  return h->headerBytes + h->len[0];
+}
+
+llvm::Expected<CacheEntry> decodeCacheEntryMetadata(llvm::StringRef head) {
+  llvm::Expected<EntryHeader> h = decodeHeader(head);
+  if (!h)
+    return h.takeError();
+  if (head.size() < h->headerBytes + h->len[0])
+    return bad(fmt::format("truncated: {} bytes, the metadata alone needs {}",
+                           head.size(), h->headerBytes + h->len[0]));
+  CacheEntry e;
+  if (llvm::Error err =
+          readMetadataRecord(head.substr(h->headerBytes, h->len[0]), e))
+    return err;
   return e;
 }
 

@@ -25,6 +25,14 @@ std::string encodeCacheEntry(const CacheEntry &entry);
 /// "truncated: 812 of 20480 bytes", "checksum mismatch", ...
 llvm::Expected<CacheEntry> decodeCacheEntry(llvm::StringRef bytes);
 
+/// How many bytes from the start of a file decodeCacheEntryMetadata needs,
+/// judging by its first bytes `head` (at least the magic and lengths lines
+/// when the file has them).
+size_t decodeCacheEntryHeaderSize(llvm::StringRef head);
+/// Parses the metadata record from the start of a file, without checking
+/// the rest: source and cubin are left empty.
+llvm::Expected<CacheEntry> decodeCacheEntryMetadata(llvm::StringRef head);
+
 } // namespace kiln::rt
 
 #endif

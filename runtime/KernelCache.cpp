@@ -1,4 +1,5 @@
 #include "KernelCache.h"
+#include "CacheFiles.h"
 #include "CacheFormat.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -8,11 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <fcntl.h>
-#include <random>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,93 +18,7 @@ namespace kiln::rt {
 
 namespace {
 
-std::string errnoText() { return std::strerror(errno); }
-
-/// mkdir -p, each component it creates with mode 0700. "" on success, else
-/// the reason.
-std::string makeDirectories(const std::string &path) {
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos != path.size() && path[pos] != '/')
-      continue;
-    std::string prefix = path.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
-      return fmt::format("cannot create {}: {}", prefix, errnoText());
-  }
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return errnoText();
-  if (!S_ISDIR(st.st_mode))
-    return "not a directory";
-  if (::access(path.c_str(), W_OK | X_OK) != 0)
-    return "not writable: " + errnoText();
-  return "";
-}
-
-std::string defaultDirectory() {
-  if (const char *d = std::getenv("KILN_CACHE_DIR"); d && *d)
-    return d;
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    return std::string(x) + "/kiln";
-  if (const char *h = std::getenv("HOME"); h && *h)
-    return std::string(h) + "/.cache/kiln";
-  return "";
-}
-
-bool truthy(const char *v) {
-  if (!v)
-    return false;
-  std::string s = llvm::StringRef(v).trim().lower();
-  return s == "1" || s == "true" || s == "yes";
-}
-
-/// Reads the whole open file.
-bool readAll(int fd, std::string &out) {
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return false;
-    if (n == 0)
-      return true;
-    out.append(buf, static_cast<size_t>(n));
-  }
-}
-
-bool writeAll(int fd, llvm::StringRef bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    bytes = bytes.drop_front(static_cast<size_t>(n));
-  }
-  return true;
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same
-/// directory (unique per process and call), fsync, rename. "" on success.
-std::string writeAtomically(const std::string &path, llvm::StringRef bytes) {
-  static thread_local std::mt19937_64 rng(std::random_device{}());
-  std::string tmp = fmt::format("{}.tmp.{}.{:016x}", path, ::getpid(), rng());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return fmt::format("cannot create {}: {}", tmp, errnoText());
-  bool ok = writeAll(fd, bytes) && ::fsync(fd) == 0;
-  std::string why =
-      ok ? "" : fmt::format("cannot write {}: {}", tmp, errnoText());
-  if (::close(fd) != 0 && ok)
-    why = fmt::format("cannot write {}: {}", tmp, errnoText());
-  if (why.empty() && ::rename(tmp.c_str(), path.c_str()) != 0)
-    why = fmt::format("cannot rename to {}: {}", path, errnoText());
-  if (!why.empty())
-    ::unlink(tmp.c_str());
-  return why;
-}
-
-/// A length-prefixed field of the key, so no two inputs serialise alike.
+/// A length-prefixed field of a hash, so no two inputs serialise alike.
 void hashField(llvm::SHA256 &h, llvm::StringRef bytes) {
   uint8_t len[8];
   for (int i = 0; i < 8; ++i)
@@ -115,34 +27,91 @@ void hashField(llvm::SHA256 &h, llvm::StringRef bytes) {
   h.update(bytes);
 }
 
+std::string hex(llvm::SHA256 &h) {
+  return llvm::toHex(h.final(), /*LowerCase=*/true);
+}
+
+llvm::Error entryError(const std::string &what) {
+  return llvm::make_error<llvm::StringError>(what,
+                                             llvm::inconvertibleErrorCode());
+}
+
 } // namespace
 
+CacheKeyParts cacheKeyParts(const CompileRequest &req,
+                            llvm::StringRef kilnVersion) {
+  CacheKeyParts p;
+  p.sourceHash = sha256Hex(req.source);
+  llvm::SHA256 h;
+  hashField(h, std::to_string(req.headers.size()));
+  for (const SourceHeader &hdr : req.headers) {
+    hashField(h, hdr.name);
+    hashField(h, hdr.text);
+  }
+  p.headersHash = hex(h);
+  p.options = req.allOptions();
+  p.arch = req.arch;
+  p.nvrtcVersion = nvrtcVersionString();
+  p.kilnVersion = kilnVersion.str();
+  return p;
+}
+
+CacheKeyParts cacheKeyParts(const KernelMetadata &m) {
+  return {m.sourceHash, m.headersHash,  m.options,
+          m.arch,       m.nvrtcVersion, m.kilnVersion};
+}
+
+std::string cacheKey(const CacheKeyParts &p) {
+  llvm::SHA256 h;
+  hashField(h, "kiln kernel cache key 2");
+  hashField(h, p.sourceHash);
+  hashField(h, p.headersHash);
+  hashField(h, std::to_string(p.options.size()));
+  for (const std::string &o : p.options)
+    hashField(h, o);
+  hashField(h, p.arch);
+  hashField(h, p.nvrtcVersion);
+  hashField(h, p.kilnVersion);
+  return hex(h);
+}
+
 CacheOptions cacheOptionsFromEnvironment() {
+  CacheSettings s = resolveCacheSettings();
   CacheOptions o;
-  if (const char *d = std::getenv("KILN_CACHE_DIR"))
-    o.directory = d;
-  o.disableDisk = truthy(std::getenv("KILN_CACHE_DISABLE"));
+  o.directory = s.directory;
+  o.disableDisk = s.disable;
+  o.maxBytes = s.maxBytes;
+  o.recompile = s.recompile;
+  o.settingProblems = s.problems;
   return o;
 }
 
 KernelCache::KernelCache(CacheOptions options, std::string kilnVersion)
     : opts_(std::move(options)), kilnVersion_(std::move(kilnVersion)) {
+  for (const std::string &p : opts_.settingProblems)
+    warn("kiln: kernel cache setting: " + p);
   if (opts_.disableDisk)
     return;
-  std::string dir =
-      opts_.directory.empty() ? defaultDirectory() : opts_.directory;
+  std::string dir = opts_.directory.empty() ? resolveCacheSettings().directory
+                                            : opts_.directory;
   while (dir.size() > 1 && dir.back() == '/')
     dir.pop_back();
   std::string why =
-      dir.empty() ? "no $HOME to put it under" : makeDirectories(dir);
-  if (why.empty()) {
-    dir_ = dir;
+      dir.empty() ? "no $HOME to put it under" : makePrivateDirectories(dir);
+  if (!why.empty()) {
+    warn(fmt::format("kiln: kernel cache directory {} is not usable ({}); "
+                     "compiling in memory only",
+                     dir.empty() ? "(none)" : dir, why));
+    warnedDir_ = true;
     return;
   }
-  warn(fmt::format("kiln: kernel cache directory {} is not usable ({}); "
-                   "compiling in memory only",
-                   dir.empty() ? "(none)" : dir, why));
-  warnedDir_ = true;
+  if (std::string unsafe = unsafeDirectoryReason(dir); !unsafe.empty()) {
+    warn(unsafeDirectoryMessage(dir, unsafe));
+    warnedDir_ = true;
+    return;
+  }
+  dir_ = dir;
+  disk_ = std::make_unique<CacheDirectory>(dir);
 }
 
 void KernelCache::warn(const std::string &line) {
@@ -152,31 +121,15 @@ void KernelCache::warn(const std::string &line) {
 }
 
 std::string KernelCache::keyOf(const CompileRequest &req) const {
-  llvm::SHA256 h;
-  hashField(h, "kiln kernel cache key 1");
-  hashField(h, req.source);
-  hashField(h, std::to_string(req.headers.size()));
-  for (const SourceHeader &hdr : req.headers) {
-    hashField(h, hdr.name);
-    hashField(h, hdr.text);
-  }
-  std::vector<std::string> options = req.allOptions();
-  hashField(h, std::to_string(options.size()));
-  for (const std::string &o : options)
-    hashField(h, o);
-  hashField(h, nvrtcVersionString());
-  hashField(h, kilnVersion_);
-  return llvm::toHex(h.final(), /*LowerCase=*/true);
+  return cacheKey(cacheKeyParts(req, kilnVersion_));
 }
 
 std::string KernelCache::entryPath(const std::string &key) const {
-  if (dir_.empty())
-    return "";
-  return fmt::format("{}/{}/{}.kentry", dir_, key.substr(0, 2), key);
+  return disk_ ? disk_->entryPath(key) : "";
 }
 
 std::shared_ptr<const std::vector<char>>
-KernelCache::loadFromDisk(const std::string &key) {
+KernelCache::loadFromDisk(const std::string &key, double &compileMs) {
   std::string path = entryPath(key);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -186,12 +139,13 @@ KernelCache::loadFromDisk(const std::string &key) {
   bool read = ::fstat(fd, &st) == 0 && readAll(fd, bytes);
   llvm::Expected<CacheEntry> entry =
       read ? decodeCacheEntry(bytes)
-           : llvm::make_error<llvm::StringError>(
-                 "cannot read: " + errnoText(), llvm::inconvertibleErrorCode());
-  if (entry && entry->key != key)
-    entry = llvm::make_error<llvm::StringError>(
-        "holds key " + entry->key + ", not the one its name says",
-        llvm::inconvertibleErrorCode());
+           : entryError("cannot read: " + errnoText());
+  if (entry && st.st_uid != ::geteuid())
+    entry = entryError(
+        fmt::format("it belongs to another user (uid {})", st.st_uid));
+  if (entry)
+    if (llvm::Error e = checkCacheEntry(*entry, key))
+      entry = std::move(e);
   if (!entry) {
     std::string why = llvm::toString(entry.takeError());
     // Remove it only if it is still the file we read: another process may
@@ -209,15 +163,18 @@ KernelCache::loadFromDisk(const std::string &key) {
   }
   ::futimens(fd, nullptr); // last use; best effort (may be read-only)
   ::close(fd);
+  compileMs = entry->meta.compileMs;
   return std::make_shared<const std::vector<char>>(std::move(entry->cubin));
 }
 
-void KernelCache::storeOnDisk(const std::string &key, const CompileRequest &req,
-                              const KernelMetadata &meta,
-                              const std::vector<char> &cubin) {
+uint64_t KernelCache::storeOnDisk(const std::string &key,
+                                  const CompileRequest &req,
+                                  const KernelMetadata &meta,
+                                  const std::vector<char> &cubin) {
   std::string path = entryPath(key);
   std::string sub = path.substr(0, path.rfind('/'));
-  std::string why = makeDirectories(sub);
+  std::string why = makePrivateDirectories(sub);
+  std::string bytes;
   if (why.empty()) {
     CacheEntry e;
     e.meta = meta;
@@ -225,24 +182,26 @@ void KernelCache::storeOnDisk(const std::string &key, const CompileRequest &req,
     e.source = req.source;
     e.cubin = cubin;
     e.created = e.lastUsed = static_cast<int64_t>(std::time(nullptr));
-    why = writeAtomically(path, encodeCacheEntry(e));
+    bytes = encodeCacheEntry(e);
+    why = writeFileAtomically(path, bytes);
   }
   if (why.empty())
-    return;
+    return bytes.size();
   std::lock_guard<std::mutex> lock(mu_);
-  if (warnedDir_)
-    return;
+  if (!warnedDir_)
+    warn(fmt::format("kiln: kernel cache directory {} is not usable ({}); "
+                     "compiling in memory only",
+                     dir_, why));
   warnedDir_ = true;
-  warn(fmt::format("kiln: kernel cache directory {} is not usable ({}); "
-                   "compiling in memory only",
-                   dir_, why));
+  return 0;
 }
 
 llvm::Expected<CacheLookup>
 KernelCache::getOrCompile(const CompileRequest &req,
                           const KernelMetadata &meta) {
   CacheLookup out;
-  out.key = keyOf(req);
+  CacheKeyParts parts = cacheKeyParts(req, kilnVersion_);
+  out.key = cacheKey(parts);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = memory_.find(out.key); it != memory_.end()) {
@@ -251,10 +210,12 @@ KernelCache::getOrCompile(const CompileRequest &req,
       return out;
     }
   }
-  if (!dir_.empty())
-    out.cubin = loadFromDisk(out.key);
+  double savedMs = 0;
+  if (disk_ && !opts_.recompile)
+    out.cubin = loadFromDisk(out.key, savedMs);
   if (out.cubin) {
     out.source = CacheLookup::Source::Disk;
+    disk_->recordHit(out.key, savedMs);
   } else {
     // Compiled outside the lock: two threads may compile the same key, and
     // both get the same cubin.
@@ -265,43 +226,86 @@ KernelCache::getOrCompile(const CompileRequest &req,
     out.compileMs = compiled->compileMs;
     out.log = std::move(compiled->log);
     KernelMetadata full = meta;
-    full.arch = req.arch;
-    full.options = req.allOptions();
-    full.nvrtcVersion = nvrtcVersionString();
-    full.kilnVersion = kilnVersion_;
+    full.sourceHash = parts.sourceHash;
+    full.headersHash = parts.headersHash;
+    full.arch = parts.arch;
+    full.options = parts.options;
+    full.nvrtcVersion = parts.nvrtcVersion;
+    full.kilnVersion = parts.kilnVersion;
     full.compileMs = compiled->compileMs;
     out.cubin =
         std::make_shared<const std::vector<char>>(std::move(compiled->cubin));
-    if (!dir_.empty())
-      storeOnDisk(out.key, req, full, *out.cubin);
+    if (disk_) {
+      uint64_t stored = storeOnDisk(out.key, req, full, *out.cubin);
+      if (disk_->recordMiss(stored, opts_.maxBytes))
+        disk_->cleanup(opts_.maxBytes);
+    }
   }
   std::lock_guard<std::mutex> lock(mu_);
   memory_.emplace(out.key, out.cubin);
   return out;
 }
 
+static llvm::Error fileError(const std::string &path, const std::string &what) {
+  return entryError(path + ": " + what);
+}
+
 llvm::Expected<CacheEntry> readCacheEntry(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "%s: cannot open: %s", path.c_str(),
-                                   errnoText().c_str());
+    return fileError(path, "cannot open: " + errnoText());
   std::string bytes;
   struct stat st {};
   bool ok = ::fstat(fd, &st) == 0 && readAll(fd, bytes);
   std::string why = ok ? "" : errnoText();
   ::close(fd);
   if (!ok)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "%s: cannot read: %s", path.c_str(),
-                                   why.c_str());
+    return fileError(path, "cannot read: " + why);
   llvm::Expected<CacheEntry> entry = decodeCacheEntry(bytes);
   if (!entry)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s",
-                                   path.c_str(),
-                                   llvm::toString(entry.takeError()).c_str());
+    return fileError(path, llvm::toString(entry.takeError()));
   entry->lastUsed = std::max<int64_t>(entry->lastUsed, st.st_mtime);
   return entry;
+}
+
+llvm::Expected<CacheEntry> readCacheEntryMetadata(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fileError(path, "cannot open: " + errnoText());
+  // The magic and lengths lines, then as much of the metadata as they say.
+  std::string head(256, '\0');
+  ssize_t n = ::pread(fd, head.data(), head.size(), 0);
+  head.resize(n > 0 ? size_t(n) : 0);
+  size_t need = decodeCacheEntryHeaderSize(head);
+  if (need > head.size()) {
+    head.resize(need);
+    n = ::pread(fd, head.data(), need, 0);
+    head.resize(n > 0 ? size_t(n) : 0);
+  }
+  struct stat st {};
+  ::fstat(fd, &st);
+  ::close(fd);
+  llvm::Expected<CacheEntry> entry = decodeCacheEntryMetadata(head);
+  if (!entry)
+    return fileError(path, llvm::toString(entry.takeError()));
+  entry->lastUsed = std::max<int64_t>(entry->lastUsed, st.st_mtime);
+  return entry;
+}
+
+llvm::Error checkCacheEntry(const CacheEntry &e, llvm::StringRef fileKey) {
+  if (e.key != fileKey)
+    return entryError("holds key " + e.key + ", not the one its name says");
+  if (!(e.cubin.size() > 4 && e.cubin[0] == 0x7f && e.cubin[1] == 'E' &&
+        e.cubin[2] == 'L' && e.cubin[3] == 'F'))
+    return entryError("its cubin is not an ELF file");
+  const KernelMetadata &m = e.meta;
+  if (m.sourceHash.empty())
+    return llvm::Error::success(); // written by Kiln 0.1.0: no key parts
+  if (sha256Hex(e.source) != m.sourceHash)
+    return entryError("its source is not the one its key was made from");
+  if (cacheKey(cacheKeyParts(m)) != e.key)
+    return entryError("its key is not the hash of the key parts it records");
+  return llvm::Error::success();
 }
 
 } // namespace kiln::rt

@@ -125,6 +125,13 @@ llvm::Expected<CompileResult> compileCuda(const CompileRequest &req) {
   if (nvrtcResult r = nvrtcGetCUBIN(guard.prog, result.cubin.data());
       r != NVRTC_SUCCESS)
     return nvrtcError("nvrtcGetCUBIN", r, req);
+  if (nvrtcGetPTXSize(guard.prog, &size) == NVRTC_SUCCESS && size > 1) {
+    result.ptx.resize(size);
+    if (nvrtcGetPTX(guard.prog, result.ptx.data()) != NVRTC_SUCCESS)
+      result.ptx.clear();
+    while (!result.ptx.empty() && result.ptx.back() == '\0')
+      result.ptx.pop_back();
+  }
   result.compileMs = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - start)
                          .count();

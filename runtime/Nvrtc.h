@@ -39,6 +39,7 @@ struct CompileRequest {
 
 struct CompileResult {
   std::vector<char> cubin;
+  std::string ptx; // the PTX NVRTC made on the way (kiln cache show)
   std::string log; // NVRTC's warnings; empty when there were none
   double compileMs = 0;
 };

@@ -22,7 +22,7 @@ const std::vector<std::string> &ParsedArgs::all(const std::string &opt) const {
 static const OptionSpec *findOption(const CommandSpec &cmd,
                                     llvm::StringRef name) {
   for (const OptionSpec &o : cmd.options)
-    if (name == o.name)
+    if (name == o.name || (o.shortName && name == o.shortName))
       return &o;
   return nullptr;
 }
@@ -99,8 +99,10 @@ std::string helpText(const CommandSpec &cmd) {
   if (!cmd.options.empty())
     out += "\noptions:\n";
   for (const OptionSpec &o : cmd.options) {
-    std::string left = o.metavar ? fmt::format("{} {}", o.name, o.metavar)
-                                 : std::string(o.name);
+    std::string names = o.shortName ? fmt::format("{}, {}", o.shortName, o.name)
+                                    : std::string(o.name);
+    std::string left =
+        o.metavar ? fmt::format("{} {}", names, o.metavar) : names;
     out += fmt::format("  {:<28} {}{}\n", left, o.help,
                        o.repeatable ? " (repeatable)" : "");
   }

@@ -28,6 +28,7 @@ struct OptionSpec {
   const char *metavar; // "NAME=FILE"; nullptr for a flag
   const char *help;
   bool repeatable = false;
+  const char *shortName = nullptr; // "-s", the same option
 };
 
 struct ParsedArgs {
@@ -40,6 +41,7 @@ struct ParsedArgs {
   const std::vector<std::string> &all(const std::string &opt) const;
 };
 
+/// A command; one named "cache list" is a subcommand: `kiln cache list`.
 struct CommandSpec {
   const char *name;
   const char *summary;     // one line, for `kiln --help`

@@ -18,6 +18,13 @@ const CommandSpec &opsCommand();
 const CommandSpec &planCommand();
 const CommandSpec &compileCommand();
 const CommandSpec &benchCommand();
+const CommandSpec &cacheCommand();
+const CommandSpec &cacheListCommand();
+const CommandSpec &cacheShowCommand();
+const CommandSpec &cacheVerifyCommand();
+const CommandSpec &cacheExportCommand();
+const CommandSpec &cacheImportCommand();
+const CommandSpec &cacheWhyCommand();
 
 /// NAME=FILE pairs of a repeated option (--input, --output).
 llvm::Expected<std::map<std::string, std::string>>

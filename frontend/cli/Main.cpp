@@ -4,6 +4,7 @@
 #include "CudaDriver.h"
 #include "Nvrtc.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <exception>
@@ -16,8 +17,11 @@
 namespace kiln::cli {
 
 static std::vector<const CommandSpec *> commands() {
-  return {&checkCommand(), &planCommand(),  &compileCommand(),
-          &runCommand(),   &benchCommand(), &opsCommand()};
+  return {&checkCommand(),       &planCommand(),        &compileCommand(),
+          &runCommand(),         &benchCommand(),       &opsCommand(),
+          &cacheCommand(),       &cacheListCommand(),   &cacheShowCommand(),
+          &cacheVerifyCommand(), &cacheExportCommand(), &cacheImportCommand(),
+          &cacheWhyCommand()};
 }
 
 static std::string topHelp() {
@@ -27,7 +31,8 @@ static std::string topHelp() {
       "into fused\nGPU kernels. See docs/format.md for the graph format.\n\n"
       "commands:\n";
   for (const CommandSpec *c : commands())
-    out += fmt::format("  {:<8} {}\n", c->name, c->summary);
+    if (!llvm::StringRef(c->name).contains(' ')) // not a subcommand
+      out += fmt::format("  {:<8} {}\n", c->name, c->summary);
   out += "\noptions:\n"
          "  --version  print versions (kiln, NVRTC) and the GPU, if any\n"
          "  --help     show this help; 'kiln COMMAND --help' for a "
@@ -57,10 +62,17 @@ static int dispatch(int argc, char **argv) {
   }
   if (first == "--version" || first == "version")
     return printVersion();
+  // "kiln cache list ..." runs the command named "cache list".
+  std::string two = args.size() > 1 ? first + " " + args[1] : "";
   for (const CommandSpec *c : commands()) {
-    if (first != c->name)
+    if (first != c->name && two != c->name)
       continue;
-    std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (first == c->name && !two.empty() &&
+        llvm::any_of(commands(),
+                     [&](const CommandSpec *s) { return two == s->name; }))
+      continue;
+    size_t words = first == c->name ? 1 : 2;
+    std::vector<std::string> rest(args.begin() + words, args.end());
     for (const std::string &a : rest)
       if (a == "--help" || a == "-h") {
         llvm::outs() << helpText(*c);
