@@ -224,10 +224,9 @@ llvm::Error Device::copyDeviceToDevice(DevicePtr dst, DevicePtr src,
 
 llvm::Error Device::fill32(DevicePtr dst, uint32_t value, size_t count,
                            StreamHandle stream) {
-  if (llvm::Error e =
-          check(drv().cuMemsetD32Async(dst, value, count, cu(stream)),
-                "cuMemsetD32Async", fmt::format("{} words", count)))
-    return e;
+  if (CUresult r = drv().cuMemsetD32Async(dst, value, count, cu(stream));
+      r != CUDA_SUCCESS)
+    return check(r, "cuMemsetD32Async", fmt::format("{} words", count));
   // Asynchronous even on the default stream: work queued after it on the
   // same stream is ordered behind it, and the host has nothing to wait for.
   return llvm::Error::success();
@@ -312,25 +311,28 @@ llvm::Expected<int> Device::maxActiveBlocksPerSM(void *function,
 
 llvm::Error Device::launch(void *function, const LaunchConfig &cfg, void **args,
                            StreamHandle stream) {
+  // The hot path makes one driver call; messages are built only on failure.
   const unsigned *g = cfg.grid, *b = cfg.block;
+  CUresult r = cfg.cooperative
+                   ? drv().cuLaunchCooperativeKernel(
+                         cuFn(function), g[0], g[1], g[2], b[0], b[1], b[2],
+                         cfg.sharedBytes, cu(stream), args)
+                   : drv().cuLaunchKernel(cuFn(function), g[0], g[1], g[2],
+                                          b[0], b[1], b[2], cfg.sharedBytes,
+                                          cu(stream), args, nullptr);
+  if (r == CUDA_SUCCESS)
+    return llvm::Error::success();
   std::string shape = fmt::format(
       "grid ({}, {}, {}), block ({}, {}, {}), {} dynamic shared", g[0], g[1],
       g[2], b[0], b[1], b[2], bytesText(cfg.sharedBytes));
-  if (!cfg.cooperative)
-    return check(drv().cuLaunchKernel(cuFn(function), g[0], g[1], g[2], b[0],
-                                      b[1], b[2], cfg.sharedBytes, cu(stream),
-                                      args, nullptr),
-                 "cuLaunchKernel", shape);
-
-  // Say how far over the limit a cooperative grid is, before the driver's
-  // terse CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
-  uint64_t blocks = uint64_t(g[0]) * g[1] * g[2];
-  llvm::Expected<int> perSM =
-      maxActiveBlocksPerSM(function, b[0] * b[1] * b[2], cfg.sharedBytes);
-  if (!perSM)
-    return perSM.takeError();
-  uint64_t fit = uint64_t(*perSM) * info_.multiprocessors;
-  if (blocks > fit)
+  if (cfg.cooperative && r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
+    // Say how far over the limit the grid is.
+    uint64_t blocks = uint64_t(g[0]) * g[1] * g[2];
+    llvm::Expected<int> perSM =
+        maxActiveBlocksPerSM(function, b[0] * b[1] * b[2], cfg.sharedBytes);
+    if (!perSM)
+      return perSM.takeError();
+    uint64_t fit = uint64_t(*perSM) * info_.multiprocessors;
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "cooperative launch of %llu blocks cannot run: at most %d block(s) "
@@ -338,10 +340,10 @@ llvm::Error Device::launch(void *function, const LaunchConfig &cfg, void **args,
         static_cast<unsigned long long>(blocks), *perSM, info_.multiprocessors,
         static_cast<unsigned long long>(fit), info_.name.c_str(),
         shape.c_str());
-  return check(drv().cuLaunchCooperativeKernel(
-                   cuFn(function), g[0], g[1], g[2], b[0], b[1], b[2],
-                   cfg.sharedBytes, cu(stream), args),
-               "cuLaunchCooperativeKernel", shape);
+  }
+  return check(r,
+               cfg.cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel",
+               shape);
 }
 
 llvm::Expected<std::pair<size_t, size_t>> Device::memoryInfo() const {

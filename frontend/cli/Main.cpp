@@ -85,10 +85,13 @@ static int dispatch(int argc, char **argv) {
     }
     return c->run(*parsed);
   }
+  std::string names;
+  for (const CommandSpec *c : commands())
+    if (!llvm::StringRef(c->name).contains(' '))
+      names += (names.empty() ? "" : ", ") + std::string(c->name);
   llvm::errs() << fmt::format("error: kiln: unknown command '{}'; the "
-                              "commands are check, run, ops (see 'kiln "
-                              "--help')\n",
-                              first);
+                              "commands are {} (see 'kiln --help')\n",
+                              first, names);
   return ExitUsageError;
 }
 

@@ -100,7 +100,8 @@ TEST_F(Cli, UsageErrorsExitWithTwo) {
   Result bad = kiln({"frob"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.err, "error: kiln: unknown command 'frob'; the commands are "
-                     "check, run, ops (see 'kiln --help')\n");
+                     "check, plan, compile, run, bench, ops, cache (see 'kiln "
+                     "--help')\n");
   Result typo = kiln({"check", src("examples/l2_75.kg"), "--bnd", "N=1"});
   EXPECT_EQ(typo.code, 2);
   EXPECT_EQ(typo.err, "error: kiln check: unknown option '--bnd'; did you "
