@@ -78,6 +78,31 @@ bool allOperandsShaped(const FusionGroup &g, const Shape &x) {
   };
   return llvm::all_of(g.prologue, ok) && llvm::all_of(g.epilogue, ok);
 }
+/// Phase 2 of a GroupNorm kernel with a tail (after the grid barrier): the
+/// tail's values from their keys, the tail epilogue over its shape, the
+/// stores, a thread per element.
+std::string emitTail(const FusionGroup &g, const ParamList &pl, bool isMin) {
+  const Value *m = g.tail->result();
+  const Shape &domain = g.tailEpilogue.empty()
+                            ? m->shape()
+                            : g.tailEpilogue.front()->result()->shape();
+  const int64_t numel = domain.numElements();
+  ExprEmitter te(domain, 1, "ii", [&](const Value *v) { return pl.of(v); });
+  std::string body = fmt::format(
+      "    float tv[1] = {{kiln::tailValue<{}>(__ldcg(keys + {}))}}; // {}\n",
+      isMin, broadcastIndex(m->shape(), domain, "ii"), m->name());
+  te.bind(m, "tv");
+  for (const Node *n : g.tailEpilogue)
+    te.emit(*n, body);
+  for (const Value *v : g.outputs)
+    if (v == m || llvm::is_contained(g.tailEpilogue, v->def()))
+      te.store(v, pl.of(v), body);
+  return fmt::format(
+      "  for (kiln::i64 o = blockIdx.x * (kiln::i64)blockDim.x + threadIdx.x; "
+      "o < {}ll; o += (kiln::i64)gridDim.x * blockDim.x) {{\n"
+      "    const {} ii = o;\n{}  }}\n",
+      numel, numel >= (int64_t(1) << 31) ? "kiln::i64" : "int", body);
+}
 } // namespace
 
 llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
@@ -168,8 +193,29 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   epi.bind(gn.result(), "gy");
   for (const Node *n : g.epilogue)
     epi.emit(*n, store);
+  llvm::SmallPtrSet<const Value *, 8> afterTail;
+  if (g.tail)
+    afterTail.insert(g.tail->result());
+  for (const Node *n : g.tailEpilogue)
+    afterTail.insert(n->result());
   for (const Value *v : g.outputs)
-    epi.store(v, pl.of(v), store);
+    if (!afterTail.count(v))
+      epi.store(v, pl.of(v), store);
+  // The tail's per-sample min or max of a GroupNorm value, as atomics.
+  std::string tailParams, tailCode, step;
+  if (g.tail) {
+    const bool isMin = g.tail->op() == OpKind::Min;
+    std::string a = epi.get(g.tail->operand(0), store);
+    store +=
+        fmt::format("    {{ unsigned k = 0; // {} = {}\n#pragma unroll\n"
+                    "      for (int l = 0; l < {}; ++l) {{ const unsigned t = "
+                    "kiln::tailKey<{}>({}[l]); k = t > k ? t : k; }}\n"
+                    "      tail.add(ii / {}, k); }}\n",
+                    g.tail->result()->name(), opName(g.tail->op()).str(), vec,
+                    isMin, a, x.numElements() / s.n);
+    tailParams = ", unsigned *__restrict__ keys, unsigned *barrier";
+    tailCode = emitTail(g, pl, isMin);
+  }
 
   const float eps = static_cast<float>(gn.getFloat("eps"));
   EmittedKernel k;
@@ -191,11 +237,11 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     int64_t perBlock = int64_t(256 / team) * rows;
     k.grid = gridFor(s.slices, perBlock, kWarpBlocksPerSM, t);
     call = fmt::format("  kiln::gnWarp<{}ll, {}ll, {}, {}, {}, {}, Raw>("
-                       "loadRaw, finish, store, {});\n",
+                       "loadRaw, finish, store, step, {});\n",
                        s.slices, s.slice, team, vec, chunks, rows,
                        fmt::format("{}f", eps));
-    header = fmt::format("__launch_bounds__(256, {}) KILN_NAME({})",
-                         kWarpBlocksPerSM, pl.signature());
+    header = fmt::format("__launch_bounds__(256, {}) KILN_NAME({}{})",
+                         kWarpBlocksPerSM, pl.signature(), tailParams);
     k.strategy = fmt::format("registers: {} lanes x {} x {} floats per "
                              "slice, {} slices per team at once",
                              team, chunks, vec, rows);
@@ -214,16 +260,35 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     k.params.push_back(counters);
     call = fmt::format(
         "  kiln::gnTeam<{}ll, {}ll, {}, {}, {}, {}ll, {}ll, Raw>(loadRaw, "
-        "finish, store, {}f, partials, counters);\n",
+        "finish, store, step, {}f, partials, counters);\n",
         s.slices, s.slice, p.teamBlocks, kTeamThreads, vec, p.chunk, p.smem,
         eps);
-    header = fmt::format("__launch_bounds__({}, {}) KILN_NAME({}, double "
-                         "*__restrict__ partials, unsigned *counters)",
-                         kTeamThreads, kTeamBlocksPerSM, pl.signature());
+    header =
+        fmt::format("__launch_bounds__({}, {}) KILN_NAME({}, double "
+                    "*__restrict__ partials, unsigned *counters{})",
+                    kTeamThreads, kTeamBlocksPerSM, pl.signature(), tailParams);
     k.strategy = fmt::format(
         "{} team(s) of {} block(s) per slice, {} KiB of each part on chip{}",
         p.teams, p.teamBlocks, p.smem * 4 / 1024,
         p.smem < p.chunk ? " (the rest re-read)" : "");
+  }
+  if (g.tail) {
+    // Keys (zeroed) and a grid barrier between the two phases.
+    KernelParam keys{KernelParam::Kind::Workspace};
+    keys.bytes = static_cast<uint64_t>(s.n) * 4;
+    keys.zeroed = true;
+    KernelParam barrier{KernelParam::Kind::Workspace};
+    barrier.bytes = 4;
+    barrier.zeroed = true;
+    k.params.push_back(keys);
+    k.params.push_back(barrier);
+    k.cooperative = true;
+    rawType = "  kiln::GnTail tail{keys};\n" + rawType;
+    step = "tail.flushWarp();";
+    call += "  tail.flush();\n  kiln::gridBarrier(barrier);\n" + tailCode;
+    k.strategy += fmt::format("; then the {} per sample and what follows it, "
+                              "after a grid barrier",
+                              opName(g.tail->op()).str());
   }
   k.source = fmt::format(
       "// Kiln GroupNorm: {} slices of {} elements ({} groups over {}), "
@@ -236,12 +301,13 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
       "  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[{}]) {{\n"
       "    const {} ii = i;\n{}  }};\n"
       "  auto store = [&](kiln::i64 i, float (&y)[{}]) {{\n"
-      "    const {} ii = i;\n{}  }};\n{}}}\n",
+      "    const {} ii = i;\n{}  }};\n"
+      "  auto step = [&] {{ {} }};\n{}}}\n",
       s.slices, s.slice, s.groups, x.str(), vec, header, rawType, idxT, loadRaw,
-      vec, idxT, load, vec, idxT, store, call);
+      vec, idxT, load, vec, idxT, store, step, call);
   k.bytes = groupBytes(g);
   k.flops = static_cast<double>(x.numElements()) *
-            (8 + g.prologue.size() + g.epilogue.size());
+            (8 + g.prologue.size() + g.epilogue.size() + (g.tail ? 1 : 0));
   return k;
 }
 

@@ -1,6 +1,8 @@
 //===- Partition.cpp - The fusion partitioner -----------------------------===//
 #include "fusion/Partition.h"
 
+#include "ops/Families.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -35,6 +37,9 @@ std::vector<const Node *> FusionGroup::nodes() const {
   if (anchor)
     all.push_back(anchor);
   all.insert(all.end(), epilogue.begin(), epilogue.end());
+  if (tail)
+    all.push_back(tail);
+  all.insert(all.end(), tailEpilogue.begin(), tailEpilogue.end());
   return all;
 }
 
@@ -49,6 +54,9 @@ std::string FusionGroup::describe() const {
   };
   add(prologue);
   add(epilogue);
+  if (tail)
+    s += "_" + opName(tail->op()).str();
+  add(tailEpilogue);
   return s;
 }
 
@@ -91,6 +99,8 @@ private:
     int anchor = -1;                // node position
     std::vector<unsigned> prologue; // node positions (pointwise: all)
     std::vector<unsigned> epilogue;
+    int tail = -1; // GroupNorm: see FusionGroup::tail
+    std::vector<unsigned> tailEpilogue;
     bool alive = true;
   };
 
@@ -109,6 +119,11 @@ private:
   bool reaches(int from, int to) const;
   void addPointwise(unsigned pos);
   bool tryEpilogue(unsigned pos);
+  bool tryTail(unsigned pos);
+  bool tryTailEpilogue(unsigned pos);
+  /// Whether no operand of node `pos` comes from a group (other than gi)
+  /// that depends on group gi.
+  bool operandsIndependent(unsigned pos, int gi) const;
   void fusePrologues();
   std::vector<int> groupOrder() const;
   FusionGroup finish(int gi) const;
@@ -137,6 +152,10 @@ llvm::SmallVector<int, 4> Partitioner::deps(int gi) const {
   if (w.anchor >= 0)
     scan(w.anchor);
   for (unsigned p : w.epilogue)
+    scan(p);
+  if (w.tail >= 0)
+    scan(w.tail);
+  for (unsigned p : w.tailEpilogue)
     scan(p);
   return out;
 }
@@ -171,21 +190,91 @@ bool Partitioner::tryEpilogue(unsigned pos) {
     Work &w = groups_[gi];
     if (w.kind != GroupKind::GroupNorm && w.kind != GroupKind::Reduction)
       continue;
+    if (w.tail >= 0) // the epilogue is written before the tail is known
+      continue;
     if (n->result()->shape() != order_[w.anchor]->result()->shape())
       continue;
     // The operand must be the anchor's result or an epilogue value.
     if (v->def() != order_[w.anchor] &&
         !llvm::is_contained(w.epilogue, index_.lookup(v->def())))
       continue;
-    bool ok = true;
-    for (const Value *o : n->operands()) {
-      int og = producerGroup(o);
-      if (og >= 0 && og != gi && reaches(gi, og))
-        ok = false;
-    }
-    if (!ok)
+    if (!operandsIndependent(pos, gi))
       continue;
     w.epilogue.push_back(pos);
+    groupOf_[pos] = gi;
+    return true;
+  }
+  return false;
+}
+
+bool Partitioner::operandsIndependent(unsigned pos, int gi) const {
+  return llvm::none_of(order_[pos]->operands(), [&](const Value *o) {
+    int og = producerGroup(o);
+    return og >= 0 && og != gi && reaches(gi, og);
+  });
+}
+
+/// A min or max over every dim but the first (the batch) of a GroupNorm
+/// group's anchor or epilogue value becomes that group's tail.
+bool Partitioner::tryTail(unsigned pos) {
+  const Node *n = order_[pos];
+  if (n->op() != OpKind::Min && n->op() != OpKind::Max)
+    return false;
+  const Value *in = n->operand(0);
+  int gi = producerGroup(in);
+  if (gi < 0 || groups_[gi].kind != GroupKind::GroupNorm ||
+      groups_[gi].tail >= 0)
+    return false;
+  Work &w = groups_[gi];
+  if (in->def() != order_[w.anchor] &&
+      !llvm::is_contained(w.epilogue, index_.lookup(in->def())))
+    return false;
+  llvm::Expected<llvm::SmallVector<int64_t, 4>> dims = reducedDims(*n);
+  if (!dims) {
+    llvm::consumeError(dims.takeError());
+    return false;
+  }
+  const int64_t rank = static_cast<int64_t>(in->shape().rank());
+  if (static_cast<int64_t>(dims->size()) != rank - 1)
+    return false;
+  for (int64_t k = 1; k < rank; ++k)
+    if (!llvm::is_contained(*dims, k))
+      return false;
+  w.tail = static_cast<int>(pos);
+  groupOf_[pos] = gi;
+  return true;
+}
+
+/// An elementwise node reading a tail's result (or a node after it) joins
+/// the tail epilogue when all of its other operands come from outside the
+/// group (the GroupNorm values are gone by then) and it runs over the same
+/// shape as the tail epilogue so far.
+bool Partitioner::tryTailEpilogue(unsigned pos) {
+  const Node *n = order_[pos];
+  for (const Value *v : n->operands()) {
+    int gi = producerGroup(v);
+    if (gi < 0 || groups_[gi].tail < 0)
+      continue;
+    Work &w = groups_[gi];
+    auto inTail = [&](const Value *o) {
+      if (!o || !o->def() || producerGroup(o) != gi)
+        return false;
+      unsigned p = index_.lookup(o->def());
+      return static_cast<int>(p) == w.tail ||
+             llvm::is_contained(w.tailEpilogue, p);
+    };
+    if (!inTail(v))
+      continue;
+    bool ok = llvm::all_of(n->operands(), [&](const Value *o) {
+      return !o || inTail(o) || producerGroup(o) != gi;
+    });
+    if (!ok || !operandsIndependent(pos, gi))
+      continue;
+    if (!w.tailEpilogue.empty() &&
+        order_[w.tailEpilogue.front()]->result()->shape() !=
+            n->result()->shape())
+      continue;
+    w.tailEpilogue.push_back(pos);
     groupOf_[pos] = gi;
     return true;
   }
@@ -315,6 +404,10 @@ FusionGroup Partitioner::finish(int gi) const {
     fg.anchor = order_[w.anchor];
   for (unsigned p : w.epilogue)
     fg.epilogue.push_back(order_[p]);
+  if (w.tail >= 0)
+    fg.tail = order_[w.tail];
+  for (unsigned p : w.tailEpilogue)
+    fg.tailEpilogue.push_back(order_[p]);
   for (const Node *n : fg.nodes()) {
     for (const Value *v : n->operands())
       if (v && !v->isLiteral() && producerGroup(v) != gi &&
@@ -335,12 +428,14 @@ FusionPlan Partitioner::run() {
   for (unsigned pos = 0; pos < order_.size(); ++pos) {
     const Node *n = order_[pos];
     if (!isElementwise(n->op())) {
+      if (tryTail(pos))
+        continue;
       int gi = newGroup(anchorKind(n->op()));
       groups_[gi].anchor = static_cast<int>(pos);
       groupOf_[pos] = gi;
       continue;
     }
-    if (!tryEpilogue(pos))
+    if (!tryTailEpilogue(pos) && !tryEpilogue(pos))
       addPointwise(pos);
   }
   fusePrologues();

@@ -10,7 +10,11 @@
 //    compute its input as a prologue (when nothing else reads them) and the
 //    elementwise nodes over its result shape as an epilogue.
 //  - GroupNorm: group_norm with a prologue as above and an epilogue of
-//    elementwise nodes over its shape (L2_62's leaky_relu and x + x).
+//    elementwise nodes over its shape (L2_62's leaky_relu and x + x); then,
+//    optionally, a tail: a min or max of a GroupNorm value over every dim but
+//    the batch (L2_75's min over dim 1), and elementwise nodes over one shape
+//    that read the tail's result, other inputs and literals only (L2_75's
+//    broadcast + bias).
 //  - Contraction / Convolution: linear, matmul, conv2d, conv_transpose2d,
 //    alone for now.
 //
@@ -51,6 +55,10 @@ struct FusionGroup {
   const Node *anchor = nullptr;
   /// Elementwise nodes over the anchor's result shape, in order.
   std::vector<const Node *> epilogue;
+  /// GroupNorm only: a per-sample min/max of the anchor or an epilogue
+  /// value, and the elementwise nodes after it (one result shape).
+  const Node *tail = nullptr;
+  std::vector<const Node *> tailEpilogue;
   std::vector<const Value *> inputs;
   std::vector<const Value *> outputs;
 

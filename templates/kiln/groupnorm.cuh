@@ -17,7 +17,9 @@
 // gnWarp: slices of up to 1024 elements; a team of Team lanes (a power of
 // two, <= 32) holds a slice in registers, Chunks vectors per lane, and each
 // team holds Rows slices at once so that enough loads are in flight. Launch:
-// 1-D blocks (a multiple of 32 threads), any grid.
+// 1-D blocks (a multiple of 32 threads), any grid. Both kernels call
+// roundDone() where the whole warp (gnWarp) or block (gnTeam) is converged,
+// once per round of slices.
 //
 // gnTeam: any slice. A team of TeamBlocks blocks shares a slice; each block
 // keeps its part (ChunkLen elements, the first SmemLen of them in dynamic
@@ -63,9 +65,10 @@ __device__ __forceinline__ void gnNormalize(const GnStats &st,
 }
 
 template <i64 NumSlices, i64 SliceLen, int Team, int Vec, int Chunks, int Rows,
-          class Raw, class LoadRaw, class Finish, class Store>
+          class Raw, class LoadRaw, class Finish, class Store, class RoundDone>
 __device__ __forceinline__ void gnWarp(LoadRaw loadRaw, Finish finish,
-                                       Store store, float eps) {
+                                       Store store, RoundDone roundDone,
+                                       float eps) {
   static_assert(Team <= 32 && (Team & (Team - 1)) == 0, "team: 2^k <= 32");
   static_assert(SliceLen % Vec == 0, "Vec must divide the slice");
   static_assert(static_cast<i64>(Chunks) * Team * Vec >= SliceLen,
@@ -145,6 +148,7 @@ __device__ __forceinline__ void gnWarp(LoadRaw loadRaw, Finish finish,
         }
       }
     }
+    roundDone(); // every lane of the warp is here
   }
 }
 
@@ -153,10 +157,10 @@ constexpr int kGnUnroll = 4;
 
 template <i64 NumSlices, i64 SliceLen, int TeamBlocks, int Threads, int Vec,
           i64 ChunkLen, i64 SmemLen, class Raw, class LoadRaw, class Finish,
-          class Store>
-__device__ __forceinline__ void gnTeam(LoadRaw loadRaw, Finish finish,
-                                       Store store, float eps, double *partials,
-                                       unsigned *counters) {
+          class Store, class RoundDone>
+__device__ __forceinline__ void
+gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
+       float eps, double *partials, unsigned *counters) {
   auto load = [&](i64 i, float(&v)[Vec]) {
     Raw r;
     loadRaw(i, r);
@@ -313,7 +317,75 @@ __device__ __forceinline__ void gnTeam(LoadRaw loadRaw, Finish finish,
       }
     }
     __syncthreads(); // stats are rewritten next round
+    roundDone();     // every thread of the block is here
   }
+}
+
+/// A GroupNorm kernel's tail: a per-sample min or max, accumulated with
+/// 32-bit atomicMax on keys that grow as the value falls (IsMin) or rises.
+/// NaN has the largest key, so it wins as in PyTorch; 0, the zeroed
+/// workspace, is below every key.
+template <bool IsMin> __device__ __forceinline__ unsigned tailKey(float x) {
+  if (x != x)
+    return 0xffffffffu;
+  unsigned u = __float_as_uint(x);
+  u = (u & 0x80000000u) ? ~u : (u | 0x80000000u); // grows with x
+  return IsMin ? ~u : u;
+}
+
+template <bool IsMin> __device__ __forceinline__ float tailValue(unsigned key) {
+  if (key == 0xffffffffu)
+    return __uint_as_float(0x7fc00000u);
+  unsigned u = IsMin ? ~key : key;
+  u = (u & 0x80000000u) ? (u & 0x7fffffffu) : ~u;
+  return __uint_as_float(u);
+}
+
+/// A thread's running key for the sample it is in: an atomic when the
+/// sample changes, else one per warp and sample at the kernels' steps.
+struct GnTail {
+  unsigned *keys;
+  i64 sample = -1;
+  unsigned key = 0;
+
+  __device__ __forceinline__ void add(i64 s, unsigned k) {
+    if (s != sample) {
+      flush();
+      sample = s;
+      key = k;
+    } else {
+      key = k > key ? k : key;
+    }
+  }
+  __device__ __forceinline__ void flush() {
+    if (sample >= 0)
+      atomicMax(keys + sample, key);
+    sample = -1;
+  }
+  /// At a point every lane of the warp reaches: the lanes in one sample
+  /// combine their keys and one of them does the atomic.
+  __device__ __forceinline__ void flushWarp() {
+    const unsigned same = __match_any_sync(0xffffffffu, sample);
+    const unsigned k = __reduce_max_sync(same, key);
+    if (sample >= 0 && threadIdx.x % 32 == __ffs(same) - 1)
+      atomicMax(keys + sample, k);
+    sample = -1;
+  }
+};
+
+/// Every block of the grid waits here for all the others (the launch must
+/// be cooperative; `counter` zeroed before it). Writes and atomics before it
+/// are visible to every block after it.
+__device__ __forceinline__ void gridBarrier(unsigned *counter) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(counter, 1u);
+    while (*reinterpret_cast<volatile unsigned *>(counter) < gridDim.x)
+      __nanosleep(64);
+    __threadfence();
+  }
+  __syncthreads();
 }
 
 } // namespace kiln

@@ -230,6 +230,36 @@ std::vector<Case> cases() {
                 "  p = mul(x, z)\n  q = sub(p, x)\n"
                 "  y = group_norm(q, gamma, beta, groups=4)\n  return y\n}\n",
                 {{5, 16, 66, 67}, {5, 16, 66, 67}}});
+  // GroupNorm with a tail: a per-sample min/max and what follows it, in
+  // the same kernel after a grid barrier (L2_75's shape of graph).
+  cs.push_back({"gn_tail_min_bias",
+                "graph g(x: f32[N, 256]) {\n"
+                "  param gamma: f32[256] = uniform(0.5, 1.5, seed=4)\n"
+                "  param beta: f32[256] = uniform(-1, 1, seed=5)\n"
+                "  param bias: f32[1, 256, 1, 1] = uniform(-1, 1, seed=6)\n"
+                "  y = group_norm(x, gamma, beta, groups=16)\n"
+                "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
+                "  return out\n}\n",
+                {{37, 256}}});
+  cs.push_back({"gn_tail_max_nan",
+                "graph g(x: f32[N, 8, 6, 7]) {\n"
+                "  param gamma: f32[8] = uniform(0.5, 1.5, seed=4)\n"
+                "  param beta: f32[8] = uniform(-1, 1, seed=5)\n"
+                "  y = group_norm(x, gamma, beta, groups=2)\n"
+                "  out = max(y, dim=[1, 2, 3])\n  return out\n}\n",
+                {{9, 8, 6, 7}},
+                0,
+                0.001});
+  cs.push_back(
+      {"gn_tail_team_two_outputs",
+       "graph g(x: f32[N, 16, 40, 41]) {\n"
+       "  param gamma: f32[16] = uniform(0.5, 1.5, seed=4)\n"
+       "  param beta: f32[16] = uniform(-1, 1, seed=5)\n"
+       "  y = group_norm(x, gamma, beta, groups=4)\n"
+       "  s = swish(y)\n"
+       "  m = min(s, dim=[1, 2, 3], keepdim=true)\n  out = mul(m, 2.0)\n"
+       "  return s, out\n}\n",
+       {{6, 16, 40, 41}}});
   return cs;
 }
 
