@@ -50,6 +50,14 @@ rt::CompileRequest compileRequest(const EmittedKernel &k,
   req.fileName = k.name + ".cu";
   req.headers = templateHeaders();
   req.arch = arch;
+  // KILN_NVRTC_OPTIONS: extra NVRTC options (space-separated), for
+  // experiments; they are part of the cache key like every option.
+  if (const char *extra = std::getenv("KILN_NVRTC_OPTIONS")) {
+    llvm::SmallVector<llvm::StringRef, 4> words;
+    llvm::StringRef(extra).split(words, ' ', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef w : words)
+      req.options.push_back(w.str());
+  }
   return req;
 }
 

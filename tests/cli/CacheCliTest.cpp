@@ -34,8 +34,9 @@ std::string readFile(const std::string &path) {
   return buf ? (*buf)->getBuffer().str() : "";
 }
 
-const char *const kGraph = KILN_SOURCE_DIR "/examples/l2_75_small.kg";
-const char *const kGraphName = "gemm_gn_min_bias_l2_75";
+const char *const kGraph =
+    KILN_SOURCE_DIR "/tests/data/kg/cache_four_kernels.kg";
+const char *const kGraphName = "gemm_gn_sum_bias";
 
 class CacheCli : public testing::Test {
 protected:

@@ -17,11 +17,11 @@ TEST(Nvrtc, CompilesACubinForEachArch) {
   }
 }
 
-TEST(Nvrtc, AllOptionsAreTheArchTheStandardThenTheExtras) {
+TEST(Nvrtc, AllOptionsAreTheArchTheStandardMinimalThenTheExtras) {
   CompileRequest req = patternRequest("sm_80");
   req.options = {"-lineinfo", "-DKILN_X=1"};
   std::vector<std::string> expected = {"--gpu-architecture=sm_80", "-std=c++17",
-                                       "-lineinfo", "-DKILN_X=1"};
+                                       "-minimal", "-lineinfo", "-DKILN_X=1"};
   EXPECT_EQ(req.allOptions(), expected); // no --use_fast_math by default
   llvm::Expected<CompileResult> r = compileCuda(req);
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
