@@ -11,8 +11,7 @@ llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,
                                             const TargetInfo &t) {
   const Shape &domain = g.prologue.front()->result()->shape();
   const int64_t numel = domain.numElements();
-  const int64_t inner = domain.rank() ? domain[domain.rank() - 1].size : 1;
-  const int vec = vectorWidth(inner);
+  const int vec = vectorWidth(innermostSize(domain));
   const bool wide = numel >= (int64_t(1) << 31);
 
   ParamList pl = tensorParams(g);

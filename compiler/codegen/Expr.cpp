@@ -7,6 +7,13 @@
 
 namespace kiln {
 
+int64_t innermostSize(const Shape &s) {
+  for (size_t k = s.rank(); k-- > 0;)
+    if (s[k].size > 1)
+      return s[k].size;
+  return 1;
+}
+
 std::string broadcastIndex(const Shape &operand, const Shape &domain,
                            const std::string &idx) {
   if (operand == domain)
@@ -77,9 +84,17 @@ std::string ExprEmitter::get(const Value *v, std::string &out) {
   std::string a = fresh(), p = param_(v);
   const Shape &s = v->shape();
   std::string bi = broadcastIndex(s, domain_, idx_);
-  bool innerLive = s.rank() > 0 && domain_.rank() > 0 &&
-                   s[s.rank() - 1].size == domain_[domain_.rank() - 1].size &&
-                   s[s.rank() - 1].size > 1;
+  // Whether the operand varies along the domain's innermost dim larger than
+  // 1 (its dims after that one are 1, so those elements are contiguous).
+  bool innerLive = s == domain_;
+  size_t inner = domain_.rank();
+  while (inner > 0 && domain_[inner - 1].size == 1)
+    --inner;
+  const size_t off = domain_.rank() - s.rank();
+  if (!innerLive && inner > 0 && inner - 1 >= off) {
+    const int64_t size = s[inner - 1 - off].size;
+    innerLive = size == domain_[inner - 1].size && size > 1;
+  }
   if (vec_ == 1)
     out += fmt::format("    float {}[1] = {{{}[{}]}};\n", a, p, bi);
   else if (innerLive)

@@ -7,8 +7,10 @@
 // PyTorch broadcasting into the domain; number literals become constants.
 //
 // Vec consecutive elements of the domain must differ only in the innermost
-// coordinate (the caller checks that Vec divides the innermost dim), so a
-// broadcast operand is either one scalar for all lanes or a Vec-wide load.
+// coordinate larger than 1 (the caller checks that Vec divides that dim,
+// innermostSize), so a broadcast operand is either one scalar for all lanes
+// or a Vec-wide load. An operand of the domain's own shape is always a
+// Vec-wide load.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_EXPR_H
@@ -22,6 +24,10 @@
 #include <string>
 
 namespace kiln {
+
+/// The size of the last dim of `s` larger than 1 (1 if none): the dim that
+/// Vec consecutive elements run along when the trailing dims are 1.
+int64_t innermostSize(const Shape &s);
 
 /// Flat index of an element of `operand` (aligned right against `domain`,
 /// PyTorch broadcasting) given the flat index `idx` into the domain.
