@@ -103,22 +103,19 @@ int runWhy(const ParsedArgs &args) {
   llvm::Expected<bool> json = wantsJson(args);
   if (!json)
     return reportError(json.takeError());
-  llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
-  if (!g)
-    return reportError(g.takeError());
-  auto shapes = boundInputShapes(**g, args);
-  if (!shapes)
-    return reportError(shapes.takeError());
+  llvm::Expected<BoundGraph> b = loadBoundGraph(args);
+  if (!b)
+    return reportError(b.takeError());
   // The kernels `kiln run` would build on this machine's GPU; without one,
   // those of `kiln compile`.
   CompileOptions opts;
   opts.arch = args.get("--arch");
   opts.generateOnly = true;
-  auto exe = Executable::compile(**g, *shapes, opts);
+  auto exe = Executable::compile(*b->graph, b->shapes, opts);
   if (!exe) {
     llvm::consumeError(exe.takeError());
     opts.compileOnly = true;
-    exe = Executable::compile(**g, *shapes, opts);
+    exe = Executable::compile(*b->graph, b->shapes, opts);
   }
   if (!exe)
     return reportError(exe.takeError());

@@ -48,6 +48,15 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
 llvm::Expected<std::vector<llvm::SmallVector<int64_t, 6>>>
 boundInputShapes(const Graph &g, const ParsedArgs &args);
 
+/// The graph file named by the first positional argument, and its input
+/// shapes with --bind applied: what plan, compile and `cache why` generate
+/// kernels for.
+struct BoundGraph {
+  std::unique_ptr<Graph> graph;
+  std::vector<llvm::SmallVector<int64_t, 6>> shapes;
+};
+llvm::Expected<BoundGraph> loadBoundGraph(const ParsedArgs &args);
+
 /// Prints a user error to stderr and returns ExitUserError.
 int reportError(llvm::Error err);
 

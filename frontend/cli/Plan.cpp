@@ -45,33 +45,26 @@ boundInputShapes(const Graph &g, const ParsedArgs &args) {
   return shapes;
 }
 
-static llvm::Expected<std::unique_ptr<Executable>>
-compileFor(const ParsedArgs &args, bool compileOnly) {
+llvm::Expected<BoundGraph> loadBoundGraph(const ParsedArgs &args) {
   llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
   if (!g)
     return g.takeError();
   auto shapes = boundInputShapes(**g, args);
   if (!shapes)
     return shapes.takeError();
-  CompileOptions opts;
-  opts.arch = args.get("--arch");
-  opts.compileOnly = compileOnly;
-  return Executable::compile(**g, *shapes, opts);
+  return BoundGraph{std::move(*g), std::move(*shapes)};
 }
 
 static int runPlan(const ParsedArgs &args) {
   // Planning needs no compile: generate for the target only.
-  llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
-  if (!g)
-    return reportError(g.takeError());
-  auto shapes = boundInputShapes(**g, args);
-  if (!shapes)
-    return reportError(shapes.takeError());
+  llvm::Expected<BoundGraph> b = loadBoundGraph(args);
+  if (!b)
+    return reportError(b.takeError());
   CompileOptions opts;
   opts.arch = args.get("--arch");
   opts.compileOnly = true;
   opts.generateOnly = true;
-  auto exe = Executable::compile(**g, *shapes, opts);
+  auto exe = Executable::compile(*b->graph, b->shapes, opts);
   if (!exe)
     return reportError(exe.takeError());
   if (args.has("--dot")) {
@@ -87,7 +80,13 @@ static int runPlan(const ParsedArgs &args) {
 }
 
 static int runCompile(const ParsedArgs &args) {
-  auto exe = compileFor(args, /*compileOnly=*/true);
+  llvm::Expected<BoundGraph> b = loadBoundGraph(args);
+  if (!b)
+    return reportError(b.takeError());
+  CompileOptions opts;
+  opts.arch = args.get("--arch");
+  opts.compileOnly = true;
+  auto exe = Executable::compile(*b->graph, b->shapes, opts);
   if (!exe)
     return reportError(exe.takeError());
   double total = 0;

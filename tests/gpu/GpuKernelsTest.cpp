@@ -232,15 +232,15 @@ std::vector<Case> cases() {
                 {{5, 16, 66, 67}, {5, 16, 66, 67}}});
   // GroupNorm with a tail: a per-sample min/max and what follows it, in
   // the same kernel after a grid barrier (L2_75's shape of graph).
-  cs.push_back({"gn_tail_min_bias",
-                "graph g(x: f32[N, 256]) {\n"
-                "  param gamma: f32[256] = uniform(0.5, 1.5, seed=4)\n"
-                "  param beta: f32[256] = uniform(-1, 1, seed=5)\n"
-                "  param bias: f32[1, 256, 1, 1] = uniform(-1, 1, seed=6)\n"
-                "  y = group_norm(x, gamma, beta, groups=16)\n"
-                "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
-                "  return out\n}\n",
-                {{37, 256}}});
+  const std::string minBias =
+      "graph g(x: f32[N, 256]) {\n"
+      "  param gamma: f32[256] = uniform(0.5, 1.5, seed=4)\n"
+      "  param beta: f32[256] = uniform(-1, 1, seed=5)\n"
+      "  param bias: f32[1, 256, 1, 1] = uniform(-1, 1, seed=6)\n"
+      "  y = group_norm(x, gamma, beta, groups=16)\n"
+      "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
+      "  return out\n}\n";
+  cs.push_back({"gn_tail_min_bias", minBias, {{37, 256}}});
   cs.push_back({"gn_tail_max_nan",
                 "graph g(x: f32[N, 8, 6, 7]) {\n"
                 "  param gamma: f32[8] = uniform(0.5, 1.5, seed=4)\n"
@@ -260,15 +260,7 @@ std::vector<Case> cases() {
        "  m = min(s, dim=[1, 2, 3], keepdim=true)\n  out = mul(m, 2.0)\n"
        "  return s, out\n}\n",
        {{6, 16, 40, 41}}});
-  cs.push_back({"gn_tail_min_bias_36_rows",
-                "graph g(x: f32[N, 256]) {\n"
-                "  param gamma: f32[256] = uniform(0.5, 1.5, seed=4)\n"
-                "  param beta: f32[256] = uniform(-1, 1, seed=5)\n"
-                "  param bias: f32[1, 256, 1, 1] = uniform(-1, 1, seed=6)\n"
-                "  y = group_norm(x, gamma, beta, groups=16)\n"
-                "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
-                "  return out\n}\n",
-                {{36, 256}}});
+  cs.push_back({"gn_tail_min_bias_36_rows", minBias, {{36, 256}}});
   // Trailing dims of 1: vectors run along the last dim larger than 1.
   cs.push_back({"pw_trailing_ones",
                 "graph p(x: f32[N, 1], y: f32[1, 6, 1, 1], "
