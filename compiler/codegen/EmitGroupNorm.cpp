@@ -5,7 +5,9 @@
 // split over a team of blocks whose parts fit in shared memory (gnTeam), two
 // blocks per SM, with as many teams as fill the GPU; when there are fewer
 // slices than teams would need, the teams grow instead, so the whole GPU
-// works even for a handful of slices.
+// works even for a handful of slices. A group with a tail (a per-sample
+// min/max and what follows it) becomes one cooperative kernel: the GroupNorm
+// pass feeds atomics, then a grid barrier, then the tail (emitTail).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Emitters.h"
@@ -62,6 +64,7 @@ TeamPlan planTeams(const GnShape &s, int vec, const TargetInfo &t) {
   p.smem = std::min(p.chunk, smemCap);
   return p;
 }
+
 /// Whether every tensor the prologue and epilogue read from outside the
 /// group has the shape `x` (no broadcasting).
 bool allOperandsShaped(const FusionGroup &g, const Shape &x) {
@@ -78,6 +81,7 @@ bool allOperandsShaped(const FusionGroup &g, const Shape &x) {
   };
   return llvm::all_of(g.prologue, ok) && llvm::all_of(g.epilogue, ok);
 }
+
 /// Phase 2 of a GroupNorm kernel with a tail (after the grid barrier): the
 /// tail's values from their keys, the tail epilogue over its shape, the
 /// stores, a thread per element. (4-wide vectors along the output's last dim
@@ -104,6 +108,7 @@ std::string emitTail(const FusionGroup &g, const ParamList &pl, bool isMin) {
       "    const {} ii = o;\n{}  }}\n",
       numel, numel >= (int64_t(1) << 31) ? "kiln::i64" : "int", body);
 }
+
 } // namespace
 
 llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,

@@ -124,6 +124,12 @@ private:
   /// Whether no operand of node `pos` comes from a group (other than gi)
   /// that depends on group gi.
   bool operandsIndependent(unsigned pos, int gi) const;
+  /// Whether v (defined in group w) is w's anchor result or an epilogue
+  /// value.
+  bool isAnchorOrEpilogue(const Work &w, const Value *v) const {
+    return v->def() == order_[w.anchor] ||
+           llvm::is_contained(w.epilogue, index_.lookup(v->def()));
+  }
   void fusePrologues();
   std::vector<int> groupOrder() const;
   FusionGroup finish(int gi) const;
@@ -195,8 +201,7 @@ bool Partitioner::tryEpilogue(unsigned pos) {
     if (n->result()->shape() != order_[w.anchor]->result()->shape())
       continue;
     // The operand must be the anchor's result or an epilogue value.
-    if (v->def() != order_[w.anchor] &&
-        !llvm::is_contained(w.epilogue, index_.lookup(v->def())))
+    if (!isAnchorOrEpilogue(w, v))
       continue;
     if (!operandsIndependent(pos, gi))
       continue;
@@ -226,8 +231,7 @@ bool Partitioner::tryTail(unsigned pos) {
       groups_[gi].tail >= 0)
     return false;
   Work &w = groups_[gi];
-  if (in->def() != order_[w.anchor] &&
-      !llvm::is_contained(w.epilogue, index_.lookup(in->def())))
+  if (!isAnchorOrEpilogue(w, in))
     return false;
   llvm::Expected<llvm::SmallVector<int64_t, 4>> dims = reducedDims(*n);
   if (!dims) {
