@@ -260,7 +260,7 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     KernelParam partials{KernelParam::Kind::Workspace};
     partials.bytes = static_cast<uint64_t>(p.teams) * 2 * p.teamBlocks * 4 * 8;
     KernelParam counters{KernelParam::Kind::Workspace};
-    counters.bytes = static_cast<uint64_t>(p.teams) * 4;
+    counters.bytes = static_cast<uint64_t>(p.teams) * 2 * 4;
     counters.zeroed = true;
     k.params.push_back(partials);
     k.params.push_back(counters);
@@ -279,19 +279,21 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
         p.smem < p.chunk ? " (the rest re-read)" : "");
   }
   if (g.tail) {
-    // Keys (zeroed) and a grid barrier between the two phases.
+    // Keys and a grid barrier (arrivals, departures) between the two
+    // phases; the last block out zeroes them again (tailRestore).
     KernelParam keys{KernelParam::Kind::Workspace};
     keys.bytes = static_cast<uint64_t>(s.n) * 4;
     keys.zeroed = true;
     KernelParam barrier{KernelParam::Kind::Workspace};
-    barrier.bytes = 4;
+    barrier.bytes = 8;
     barrier.zeroed = true;
     k.params.push_back(keys);
     k.params.push_back(barrier);
     k.cooperative = true;
     rawType = "  kiln::GnTail tail{keys};\n" + rawType;
     step = "tail.flushWarp();";
-    call += "  tail.flush();\n  kiln::gridBarrier(barrier);\n" + tailCode;
+    call += "  tail.flush();\n  kiln::gridBarrier(barrier);\n" + tailCode +
+            fmt::format("  kiln::tailRestore(keys, {}, barrier);\n", s.n);
     k.strategy += fmt::format("; then the {} per sample and what follows it, "
                               "after a grid barrier",
                               opName(g.tail->op()).str());

@@ -37,7 +37,8 @@ struct KernelParam {
   const Value *value = nullptr; // Tensor
   bool isOutput = false;        // Tensor: written by the kernel
   uint64_t bytes = 0;           // Workspace: size
-  bool zeroed = false;          // Workspace: zero it before every launch
+  bool zeroed = false; // Workspace: zero when allocated; each launch of the
+                       // kernel leaves it zero again
 };
 
 struct EmittedKernel {

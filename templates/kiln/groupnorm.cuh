@@ -27,10 +27,11 @@
 // normalisation, so the input is read from memory once. Writing a slice and
 // reading the team's next one are one pass, so reads and writes overlap. With
 // TeamBlocks > 1 the blocks of a team exchange partial moments through
-// `partials` and wait for each other on `counters` (zeroed before each launch):
-// the launch must be cooperative (all blocks co-resident). Grid: a multiple of
-// TeamBlocks; teams take slices round-robin. Block: Threads threads;
-// dynamic shared memory SmemLen * 4 bytes.
+// `partials` and wait for each other on `counters` (2 words per team, zero
+// at launch; the kernel leaves them zero): the launch must be cooperative
+// (all blocks co-resident). Grid: a multiple of TeamBlocks; teams take
+// slices round-robin. Block: Threads threads; dynamic shared memory
+// SmemLen * 4 bytes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_GROUPNORM_CUH
@@ -56,6 +57,21 @@ __device__ __forceinline__ GnStats gnFinish(double mean, double m2, double n,
   return st;
 }
 
+/// The same from float moments of d = x - c over n values: a slice in
+/// registers is small, so float keeps every digit that matters here, and the
+/// double divisions and square root would cost more than the slice's loads.
+__device__ __forceinline__ GnStats gnFinishFloat(float c, float s1, float s2,
+                                                 float invN, float eps) {
+  const float dm = s1 * invN;
+  float var = (s2 - s1 * dm) * invN;
+  var = var > 0 ? var : 0;
+  GnStats st;
+  st.meanHi = c + dm;
+  st.meanLo = (c - st.meanHi) + dm; // exact: |c| >= |dm| in practice
+  st.rstd = rsqrtf(var + eps);
+  return st;
+}
+
 template <int Vec>
 __device__ __forceinline__ void gnNormalize(const GnStats &st,
                                             float (&v)[Vec]) {
@@ -75,6 +91,7 @@ __device__ __forceinline__ void gnWarp(LoadRaw loadRaw, Finish finish,
                 "the team must cover the slice");
   constexpr int teamsPerWarp = 32 / Team;
   constexpr i64 perWarp = static_cast<i64>(teamsPerWarp) * Rows;
+  constexpr float invN = 1.0f / static_cast<float>(SliceLen);
   const int lane = threadIdx.x % Team, teamInWarp = (threadIdx.x % 32) / Team;
   const i64 warps = static_cast<i64>(gridDim.x) * (blockDim.x / 32);
   // A warp takes perWarp consecutive slices; for each row r its teams read
@@ -120,7 +137,7 @@ __device__ __forceinline__ void gnWarp(LoadRaw loadRaw, Finish finish,
             sum += v[r][k][l];
         }
       }
-      const float c = groupSum<Team>(sum) / static_cast<float>(SliceLen);
+      const float c = groupSum<Team>(sum) * invN;
       float s1 = 0, s2 = 0;
 #pragma unroll
       for (int k = 0; k < Chunks; ++k) {
@@ -136,9 +153,7 @@ __device__ __forceinline__ void gnWarp(LoadRaw loadRaw, Finish finish,
       }
       s1 = groupSum<Team>(s1);
       s2 = groupSum<Team>(s2);
-      const double n = static_cast<double>(SliceLen);
-      const double dm = s1 / n;
-      const GnStats st = gnFinish(c + dm, s2 - s1 * dm, n, eps);
+      const GnStats st = gnFinishFloat(c, s1, s2, invN, eps);
 #pragma unroll
       for (int k = 0; k < Chunks; ++k) {
         const i64 e = (static_cast<i64>(k) * Team + lane) * Vec;
@@ -251,6 +266,13 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
         while (*reinterpret_cast<volatile unsigned *>(counters + team) < target)
           __nanosleep(64);
         __threadfence();
+        // After its last wait, a block departs; the last to depart zeroes
+        // the team's words for the next launch (no block reads them again).
+        if (s + numTeams >= NumSlices &&
+            atomicAdd(counters + numTeams + team, 1u) == TeamBlocks - 1) {
+          counters[team] = 0;
+          counters[numTeams + team] = 0;
+        }
       }
       __syncthreads();
       if (threadIdx.x < 32) {
@@ -374,8 +396,8 @@ struct GnTail {
 };
 
 /// Every block of the grid waits here for all the others (the launch must
-/// be cooperative; `counter` zeroed before it). Writes and atomics before it
-/// are visible to every block after it.
+/// be cooperative; `counter` zero at launch, and tailRestore zeroes it
+/// again). Writes and atomics before it are visible to every block after it.
 __device__ __forceinline__ void gridBarrier(unsigned *counter) {
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -386,6 +408,29 @@ __device__ __forceinline__ void gridBarrier(unsigned *counter) {
     __threadfence();
   }
   __syncthreads();
+}
+
+/// The end of a kernel with a tail: the last block to get here (every other
+/// block has finished reading the keys) zeroes the `n` keys and the
+/// barrier's two words, so the next launch needs no memset. Every thread of
+/// every block calls it.
+__device__ __forceinline__ void tailRestore(unsigned *keys, i64 n,
+                                            unsigned *barrier) {
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(barrier + 1, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last) {
+    for (i64 i = threadIdx.x; i < n; i += blockDim.x)
+      keys[i] = 0;
+    if (threadIdx.x == 0) {
+      barrier[0] = 0;
+      barrier[1] = 0;
+    }
+  }
 }
 
 } // namespace kiln
