@@ -204,6 +204,19 @@ std::vector<Case> cases() {
                 1e4,
                 0,
                 1e-5});
+  // The widest register slices (1000 elements, statistics in float) on a
+  // large offset, and NaN reaching them.
+  cs.push_back({"gn_regs_wide_offset",
+                withC(gn("N, 40, 5, 5", 1, "", ""), 40),
+                {{6, 40, 5, 5}},
+                1e4,
+                0,
+                1e-5});
+  cs.push_back({"gn_regs_wide_nan",
+                withC(gn("N, 40, 5, 5", 2, "", ""), 40),
+                {{6, 40, 5, 5}},
+                0,
+                1e-3});
   cs.push_back({"gn_block",
                 withC(gn("N, 16, 40, 41", 4, "", ""), 16),
                 {{4, 16, 40, 41}}});
