@@ -9,10 +9,12 @@
 // values, applies the per-channel affine and the fused epilogue and writes.
 //
 // Statistics are exact enough for large offsets: each slice part is centred
-// on its own rough mean c, the moments of d = x - c are summed, and the
-// parts are combined in double (Chan et al.), so x = 1e4 + U(0,1) loses no
-// digits. The mean is applied as a float pair (hi + lo): rounding a mean of
-// 1e4 to one float would move every output by up to 1.7e-3.
+// on its own rough mean c and the moments of d = x - c are summed, so
+// x = 1e4 + U(0,1) loses no digits. gnTeam combines the parts in double
+// (Chan et al.); gnWarp's slices (<= 1024 elements, in registers) finish in
+// float (gnFinishFloat). The mean is applied as a float pair (hi + lo):
+// rounding a mean of 1e4 to one float would move every output by up to
+// 1.7e-3.
 //
 // gnWarp: slices of up to 1024 elements; a team of Team lanes (a power of
 // two, <= 32) holds a slice in registers, Chunks vectors per lane, and each
