@@ -242,6 +242,7 @@ llvm::Error Executable::planMemory() {
     planBytes_ += bytes;
     slots_.push_back(std::move(*b));
   }
+  bool zeroed = false;
   for (const EmittedKernel &k : kernels_) {
     std::vector<rt::Buffer> ws;
     for (const KernelParam &p : k.params) {
@@ -252,15 +253,17 @@ llvm::Error Executable::planMemory() {
         return b.takeError();
       // Zeroed once here; the kernel restores the zeros before it ends, so
       // launches need no memset (one driver call fewer on the hot path).
-      if (p.zeroed)
+      if (p.zeroed) {
         if (llvm::Error e = device_->fill32(b->ptr(), 0, p.bytes / 4, nullptr))
           return e;
+        zeroed = true;
+      }
       ws.push_back(std::move(*b));
     }
     workspaces_.push_back(std::move(ws));
   }
   // The zeros must land before a launch on any stream.
-  return device_->synchronize();
+  return zeroed ? device_->synchronize() : llvm::Error::success();
 }
 
 llvm::Error Executable::run(llvm::ArrayRef<rt::DevicePtr> inputs,
