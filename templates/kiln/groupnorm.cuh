@@ -8,13 +8,15 @@
 // applies the fused prologue to them, and store(i, y) takes the normalised
 // values, applies the per-channel affine and the fused epilogue and writes.
 //
-// Statistics are exact enough for large offsets: each slice part is centred
-// on its own rough mean c and the moments of d = x - c are summed, so
-// x = 1e4 + U(0,1) loses no digits. gnTeam combines the parts in double
-// (Chan et al.); gnWarp's slices (<= 1024 elements, in registers) finish in
-// float (gnFinishFloat). The mean is applied as a float pair (hi + lo):
-// rounding a mean of 1e4 to one float would move every output by up to
-// 1.7e-3.
+// Statistics are exact enough for large offsets: the moments of d = x - c
+// are summed with a shift c near the slice's mean, so x = 1e4 + U(0,1) loses
+// no digits. gnWarp centres each slice on its own rough mean and finishes in
+// float (gnFinishFloat: slices of <= 1024 elements, in registers). gnTeam
+// shifts by the previous slice's mean, so the moments of the next slice are
+// summed while it is read; when that shift is more than a standard deviation
+// from the new mean, the part is summed again about the mean. The mean is
+// applied as a float pair (hi + lo): rounding a mean of 1e4 to one float
+// would move every output by up to 1.7e-3.
 //
 // gnWarp: slices of up to 1024 elements; a team of Team lanes (a power of
 // two, <= 32) holds a slice in registers, Chunks vectors per lane, and each
@@ -27,13 +29,15 @@
 // keeps its part (ChunkLen elements, the first SmemLen of them in dynamic
 // shared memory, any rest re-read) on chip between the statistics and the
 // normalisation, so the input is read from memory once. Writing a slice and
-// reading the team's next one are one pass, so reads and writes overlap. With
-// TeamBlocks > 1 the blocks of a team exchange partial moments through
-// `partials` and wait for each other on `counters` (2 words per team, zero
-// at launch; the kernel leaves them zero): the launch must be cooperative
-// (all blocks co-resident). Grid: a multiple of TeamBlocks; teams take
-// slices round-robin. Block: Threads threads; dynamic shared memory
-// SmemLen * 4 bytes.
+// reading the team's next one are one pass, so reads and writes overlap;
+// the first vectors of the next slice are loaded before the team's barrier,
+// so memory has work while a block waits. With TeamBlocks > 1 the blocks of
+// a team add their moments into `sums` (6 doubles per team) and wait for
+// each other on `counters` (2 words per team); both are zero at launch and
+// the kernel leaves them zero. The launch must be cooperative (all blocks
+// co-resident). Grid: a multiple of TeamBlocks; teams take slices
+// round-robin. Block: Threads threads; dynamic shared memory SmemLen * 4
+// bytes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_GROUPNORM_CUH
@@ -172,12 +176,29 @@ __device__ __forceinline__ void gnWarp(LoadRaw loadRaw, Finish finish,
 /// Loads Unroll vectors per thread before using any, to keep loads in flight.
 constexpr int kGnUnroll = 4;
 
+/// Adds v to *p with release semantics at GPU scope: the thread's earlier
+/// writes (and atomics) are visible to whoever sees the addition.
+__device__ __forceinline__ void releaseAdd(unsigned *p, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v)
+               : "memory");
+}
+
+/// Loads *p with acquire semantics at GPU scope.
+__device__ __forceinline__ unsigned acquireLoad(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+               : "=r"(v)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
 template <i64 NumSlices, i64 SliceLen, int TeamBlocks, int Threads, int Vec,
           i64 ChunkLen, i64 SmemLen, class Raw, class LoadRaw, class Finish,
           class Store, class RoundDone>
 __device__ __forceinline__ void
 gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
-       float eps, double *partials, unsigned *counters) {
+       float eps, double *sums, unsigned *counters) {
   auto load = [&](i64 i, float(&v)[Vec]) {
     Raw r;
     loadRaw(i, r);
@@ -188,6 +209,7 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
                 "Vec must divide the slice, the chunk and the shared part");
   static_assert((TeamBlocks - 1) * ChunkLen < SliceLen,
                 "every block of a team needs a non-empty part");
+  constexpr int U = kGnUnroll, step = Threads * Vec;
   extern __shared__ float4 smemRaw[];
   float *part = reinterpret_cast<float *>(smemRaw);
   __shared__ double scratch[32 * 2];
@@ -197,129 +219,132 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
   const int numTeams = gridDim.x / TeamBlocks;
   const i64 begin = rank * ChunkLen;
   const i64 end = begin + ChunkLen < SliceLen ? begin + ChunkLen : SliceLen;
-  const double n = static_cast<double>(end - begin);
-  constexpr int step = Threads * Vec;
+  const i64 first = begin + threadIdx.x * Vec;
+
+  // Moments of d = x - c, with c the same for the whole team.
+  float c = 0, s1 = 0, s2 = 0;
+  auto moments = [&](const float(&v)[Vec]) {
+#pragma unroll
+    for (int l = 0; l < Vec; ++l) {
+      const float d = v[l] - c;
+      s1 += d;
+      s2 += d * d;
+    }
+  };
+  // The slice's mean and M2 into stats, from every block's moments about c:
+  // plain sums, added up with atomics in one of 3 buffers per team (the
+  // buffer of exchange k is cleared by rank 0 once every block has read it,
+  // and used again at k + 3).
+  unsigned exchanges = 0;
+  auto combine = [&] {
+    double t[2] = {s1, s2};
+    blockSum<Threads>(t, scratch);
+    if (threadIdx.x == 0) {
+      if constexpr (TeamBlocks > 1) {
+        double *acc = sums + (team * 3 + exchanges % 3) * 2;
+        atomicAdd(acc, t[0]);
+        atomicAdd(acc + 1, t[1]);
+        releaseAdd(counters + team, 1u);
+        const unsigned target = (exchanges + 1) * TeamBlocks;
+        while (acquireLoad(counters + team) < target)
+          __nanosleep(64);
+        t[0] = *reinterpret_cast<volatile double *>(acc);
+        t[1] = *reinterpret_cast<volatile double *>(acc + 1);
+        if (rank == 0 && exchanges > 0) {
+          double *old = sums + (team * 3 + (exchanges - 1) % 3) * 2;
+          old[0] = 0;
+          old[1] = 0;
+        }
+      }
+      const double dm = t[0] / static_cast<double>(SliceLen);
+      stats[0] = c + dm;
+      stats[1] = t[1] - t[0] * dm;
+    }
+    ++exchanges;
+    __syncthreads();
+  };
 
   // Pass 1 for the team's first slice: read the part, keep it on chip, sum
   // it. Later slices are read while the previous one is written (pass 3).
-  float sum = 0;
   if (team < NumSlices) {
     const i64 base = team * SliceLen;
-    for (i64 e0 = begin + threadIdx.x * Vec; e0 < end; e0 += step * kGnUnroll) {
-      float v[kGnUnroll][Vec];
+    for (i64 e0 = first; e0 < end; e0 += step * U) {
+      float v[U][Vec];
 #pragma unroll
-      for (int u = 0; u < kGnUnroll; ++u)
+      for (int u = 0; u < U; ++u)
         if (e0 + u * step < end)
           load(base + e0 + u * step, v[u]);
 #pragma unroll
-      for (int u = 0; u < kGnUnroll; ++u) {
+      for (int u = 0; u < U; ++u) {
         const i64 e = e0 + u * step;
         if (e < end) {
           if (e - begin < SmemLen)
             storeVec<Vec>(part + (e - begin), v[u]);
-#pragma unroll
-          for (int l = 0; l < Vec; ++l)
-            sum += v[u][l];
+          moments(v[u]);
         }
       }
     }
   }
-  unsigned round = 0;
-  for (i64 s = team; s < NumSlices; s += numTeams, ++round) {
+  for (i64 s = team; s < NumSlices; s += numTeams) {
     const i64 base = s * SliceLen;
-    double t1[1] = {sum};
-    blockSum<Threads>(t1, scratch);
-    const float c = static_cast<float>(t1[0] / n);
-    // Pass 2: moments of x - c, from on-chip memory.
-    float s1 = 0, s2 = 0;
-    for (i64 e = begin + threadIdx.x * Vec; e < end; e += step) {
-      float v[Vec];
-      if (e - begin < SmemLen)
-        loadVec<Vec>(part + (e - begin), v);
-      else
-        load(base + e, v);
-#pragma unroll
-      for (int l = 0; l < Vec; ++l) {
-        float d = v[l] - c;
-        s1 += d;
-        s2 += d * d;
-      }
-    }
-    double t2[2] = {s1, s2};
-    blockSum<Threads>(t2, scratch);
-    if constexpr (TeamBlocks == 1) {
-      if (threadIdx.x == 0) {
-        double dm = t2[0] / n;
-        stats[0] = c + dm;
-        stats[1] = t2[1] - t2[0] * dm;
-      }
-    } else {
-      double *mine =
-          partials +
-          ((static_cast<i64>(team) * 2 + (round & 1)) * TeamBlocks + rank) * 4;
-      if (threadIdx.x == 0) {
-        mine[0] = n;
-        mine[1] = c;
-        mine[2] = t2[0];
-        mine[3] = t2[1];
-        __threadfence();
-        atomicAdd(counters + team, 1u);
-        const unsigned target = (round + 1) * TeamBlocks;
-        while (*reinterpret_cast<volatile unsigned *>(counters + team) < target)
-          __nanosleep(64);
-        __threadfence();
-        // After its last wait, a block departs; the last to depart zeroes
-        // the team's words for the next launch (no block reads them again).
-        if (s + numTeams >= NumSlices &&
-            atomicAdd(counters + numTeams + team, 1u) == TeamBlocks - 1) {
-          counters[team] = 0;
-          counters[numTeams + team] = 0;
-        }
-      }
-      __syncthreads();
-      if (threadIdx.x < 32) {
-        const double *all =
-            partials +
-            (static_cast<i64>(team) * 2 + (round & 1)) * TeamBlocks * 4;
-        double a = 0;
-        for (int b = threadIdx.x; b < TeamBlocks; b += 32) {
-          volatile const double *p = all + b * 4;
-          a += p[0] * p[1] + p[2];
-        }
-        const double mean = groupSum<32>(a) / static_cast<double>(SliceLen);
-        double m2 = 0;
-        for (int b = threadIdx.x; b < TeamBlocks; b += 32) {
-          volatile const double *p = all + b * 4;
-          double dc = mean - p[1];
-          m2 += p[3] - 2 * dc * p[2] + p[0] * dc * dc;
-        }
-        m2 = groupSum<32>(m2);
-        if (threadIdx.x == 0) {
-          stats[0] = mean;
-          stats[1] = m2;
-        }
-      }
-    }
-    __syncthreads();
-    const GnStats st =
-        gnFinish(stats[0], stats[1], static_cast<double>(SliceLen), eps);
-    // Pass 3: normalise this slice from on-chip memory and write it, while
-    // reading the team's next slice into the same place (one streaming
-    // pass, reads and writes in flight together, as in a copy).
     const i64 next = s + numTeams;
     const bool more = next < NumSlices;
     const i64 nextBase = next * SliceLen;
-    sum = 0;
-    for (i64 e0 = begin + threadIdx.x * Vec; e0 < end; e0 += step * kGnUnroll) {
-      float w[kGnUnroll][Vec];
-      if (more) {
+    // The next slice's first vectors, in flight while the team waits.
+    float pre[U][Vec];
+    if (more) {
 #pragma unroll
-        for (int u = 0; u < kGnUnroll; ++u)
-          if (e0 + u * step < end)
-            load(nextBase + e0 + u * step, w[u]);
+      for (int u = 0; u < U; ++u)
+        if (first + u * step < end)
+          load(nextBase + first + u * step, pre[u]);
+    }
+    combine();
+    // The shift is the previous slice's mean. Summed about it, the moments
+    // keep their digits while it lies within a standard deviation of this
+    // slice's mean; otherwise (the first slice, a change of level, NaN or
+    // inf) the part is summed again about the mean. The stats are the
+    // same in every block of the team, so is the choice.
+    {
+      const double dm = stats[0] - c, m2 = stats[1];
+      if (!(dm * dm * static_cast<double>(SliceLen) <= m2 && m2 < 1e300)) {
+        c = static_cast<float>(stats[0]);
+        s1 = 0, s2 = 0;
+        for (i64 e = first; e < end; e += step) {
+          float v[Vec];
+          if (e - begin < SmemLen)
+            loadVec<Vec>(part + (e - begin), v);
+          else
+            load(base + e, v);
+          moments(v);
+        }
+        combine();
       }
+    }
+    if constexpr (TeamBlocks > 1) {
+      // After its last wait a block departs; the last to depart zeroes the
+      // team's words for the next launch (no block reads them again).
+      if (!more && threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(counters + numTeams + team, 1u) == TeamBlocks - 1) {
+          counters[team] = 0;
+          counters[numTeams + team] = 0;
 #pragma unroll
-      for (int u = 0; u < kGnUnroll; ++u) {
+          for (int i = 0; i < 6; ++i)
+            sums[team * 6 + i] = 0;
+        }
+      }
+    }
+    const GnStats st =
+        gnFinish(stats[0], stats[1], static_cast<double>(SliceLen), eps);
+    c = st.meanHi;
+    s1 = 0, s2 = 0;
+    // Pass 3: normalise this slice from on-chip memory and write it, while
+    // reading the team's next slice into the same place and summing its
+    // moments about this slice's mean (one streaming pass, reads and writes
+    // in flight together, as in a copy).
+    auto stream = [&](i64 e0, float(&w)[U][Vec]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
         const i64 e = e0 + u * step;
         if (e >= end)
           continue;
@@ -334,11 +359,20 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
         if (more) {
           if (onChip)
             storeVec<Vec>(part + (e - begin), w[u]);
-#pragma unroll
-          for (int l = 0; l < Vec; ++l)
-            sum += w[u][l];
+          moments(w[u]);
         }
       }
+    };
+    stream(first, pre);
+    for (i64 e0 = first + step * U; e0 < end; e0 += step * U) {
+      float w[U][Vec];
+      if (more) {
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (e0 + u * step < end)
+            load(nextBase + e0 + u * step, w[u]);
+      }
+      stream(e0, w);
     }
     __syncthreads(); // stats are rewritten next round
     roundDone();     // every thread of the block is here

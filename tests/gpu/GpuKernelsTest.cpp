@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <random>
 
@@ -255,6 +257,34 @@ std::vector<Case> cases() {
   cs.push_back({"gn_team_one_block_rounds",
                 withC(gn("N, 20, 10, 11", 2, "", ""), 20),
                 {{1001, 20, 10, 11}}});
+  // gnTeam sums a slice's moments about the previous slice's mean and sums
+  // again about the new mean when that shift is more than a standard
+  // deviation off. Levels per channel keep consecutive slices of a team
+  // within that (the shift kept); levels per sample differ by about a
+  // standard deviation (some kept, some not) or by far more (every round
+  // sums twice). No offset: the prologue's float rounding at 1e4 would be
+  // the error measured (gn_team_*_offset cover large offsets).
+  auto levels = [](const char *channels, const char *scale) {
+    return fmt::format(
+        "graph g(x: f32[N, 32, 64, 64], lvl: f32[N, {}, 1, 1]) {{\n"
+        "  param gamma: f32[32] = uniform(0.5, 1.5, seed=4)\n"
+        "  param beta: f32[32] = uniform(-1, 1, seed=5)\n"
+        "  l = mul(lvl, {})\n  p = add(x, l)\n"
+        "  y = group_norm(p, gamma, beta, groups=4)\n  return y\n}}\n",
+        channels, scale);
+  };
+  cs.push_back({"gn_team_levels_per_channel",
+                levels("32", "0.3"),
+                {{130, 32, 64, 64}, {130, 32, 1, 1}}});
+  cs.push_back({"gn_team_levels_mixed",
+                levels("1", "0.5"),
+                {{131, 32, 64, 64}, {131, 1, 1, 1}}});
+  cs.push_back({"gn_team_levels_far",
+                levels("1", "20.0"),
+                {{131, 32, 64, 64}, {131, 1, 1, 1}},
+                0,
+                0,
+                5e-6});
   cs.push_back({"gn_team_reread",
                 withC(gn("N, 12, 512, 513", 1, "", ""), 12),
                 {{1, 12, 512, 513}}});
