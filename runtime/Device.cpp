@@ -313,13 +313,25 @@ llvm::Error Device::launch(void *function, const LaunchConfig &cfg, void **args,
                            StreamHandle stream) {
   // The hot path makes one driver call; messages are built only on failure.
   const unsigned *g = cfg.grid, *b = cfg.block;
-  CUresult r = cfg.cooperative
-                   ? drv().cuLaunchCooperativeKernel(
-                         cuFn(function), g[0], g[1], g[2], b[0], b[1], b[2],
-                         cfg.sharedBytes, cu(stream), args)
-                   : drv().cuLaunchKernel(cuFn(function), g[0], g[1], g[2],
-                                          b[0], b[1], b[2], cfg.sharedBytes,
-                                          cu(stream), args, nullptr);
+  CUresult r;
+  if (cfg.cooperative) {
+    // cuLaunchKernelEx with the cooperative attribute: the same guarantee
+    // as cuLaunchCooperativeKernel, in less host time.
+    CUlaunchAttribute attr = {};
+    attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attr.value.cooperative = 1;
+    CUlaunchConfig lc = {};
+    lc.gridDimX = g[0], lc.gridDimY = g[1], lc.gridDimZ = g[2];
+    lc.blockDimX = b[0], lc.blockDimY = b[1], lc.blockDimZ = b[2];
+    lc.sharedMemBytes = cfg.sharedBytes;
+    lc.hStream = cu(stream);
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    r = drv().cuLaunchKernelEx(&lc, cuFn(function), args, nullptr);
+  } else {
+    r = drv().cuLaunchKernel(cuFn(function), g[0], g[1], g[2], b[0], b[1], b[2],
+                             cfg.sharedBytes, cu(stream), args, nullptr);
+  }
   if (r == CUDA_SUCCESS)
     return llvm::Error::success();
   std::string shape = fmt::format(
@@ -341,9 +353,9 @@ llvm::Error Device::launch(void *function, const LaunchConfig &cfg, void **args,
         static_cast<unsigned long long>(fit), info_.name.c_str(),
         shape.c_str());
   }
-  return check(r,
-               cfg.cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel",
-               shape);
+  return check(
+      r, cfg.cooperative ? "cuLaunchKernelEx (cooperative)" : "cuLaunchKernel",
+      shape);
 }
 
 llvm::Expected<std::pair<size_t, size_t>> Device::memoryInfo() const {

@@ -71,9 +71,10 @@ struct LaunchConfig {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0; // dynamic shared memory
-  /// Launch with cuLaunchCooperativeKernel: every block is co-resident, so
-  /// blocks may wait on each other. Fails (with a clear error) when the grid
-  /// is larger than what fits on the device at once.
+  /// A cooperative launch (cuLaunchKernelEx with the cooperative attribute):
+  /// every block is co-resident, so blocks may wait on each other. Fails
+  /// (with a clear error) when the grid is larger than what fits on the
+  /// device at once.
   bool cooperative = false;
 };
 

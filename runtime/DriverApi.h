@@ -55,7 +55,7 @@ namespace kiln::rt {
   X(cuFuncSetAttribute)                                                        \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                               \
   X(cuLaunchKernel)                                                            \
-  X(cuLaunchCooperativeKernel)
+  X(cuLaunchKernelEx)
 
 struct DriverApi {
   void *handle = nullptr;

@@ -401,6 +401,7 @@ __global__ void __launch_bounds__(Threads, BPS)
   extern __shared__ float4 smemRaw[];
   float *part = reinterpret_cast<float *>(smemRaw);
   __shared__ float2 wsum[warps];
+  __shared__ double2 tsum[(TB + 31) / 32];
   __shared__ double stats[2];
   const int team = blockIdx.x / TB, rank = blockIdx.x % TB;
   const int numTeams = gridDim.x / TB;
@@ -446,47 +447,45 @@ __global__ void __launch_bounds__(Threads, BPS)
             : "memory");
       }
       stamp(2);
-      if (warp != 0)
-        issue();
-      if (warp == 0) {
-        constexpr int per = (TB + 31) / 32;
-        u64 w[per][2];
-        bool ok[per];
-#pragma unroll
-        for (int j = 0; j < per; ++j)
-          ok[j] = lane + 32 * j >= TB;
-        for (;;) {
-          bool all = true;
-#pragma unroll
-          for (int j = 0; j < per; ++j)
-            if (!ok[j]) {
-              asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
-                           : "=l"(w[j][0]), "=l"(w[j][1])
-                           : "l"(slots + (lane + 32 * j) * 2)
-                           : "memory");
-              ok[j] = (w[j][0] & 0xffff) == tag && (w[j][1] & 0xffff) == tag;
-              all = all && ok[j];
-            }
-          if (__all_sync(0xffffffffu, all))
-            break;
-          __nanosleep(64);
-        }
-        stamp(3);
+      issue();
+      // One slot per lane of the first warps; sums in a fixed order, so
+      // every block of the team gets the same bits.
+      constexpr int pollWarps = (TB + 31) / 32;
+      if (warp < pollWarps) {
+        const int slot = warp * 32 + lane;
         double a = 0, b = 0;
-#pragma unroll
-        for (int j = 0; j < per; ++j)
-          if (lane + 32 * j < TB) {
-            a += untag(w[j][0]);
-            b += untag(w[j][1]);
+        if (slot < TB) {
+          for (;;) {
+            u64 w0, w1;
+            asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
+                         : "=l"(w0), "=l"(w1)
+                         : "l"(slots + slot * 2)
+                         : "memory");
+            if ((w0 & 0xffff) == tag && (w1 & 0xffff) == tag) {
+              a = untag(w0);
+              b = untag(w1);
+              break;
+            }
+            __nanosleep(64);
           }
+        }
         a = kiln::groupSum<32>(a);
         b = kiln::groupSum<32>(b);
-        if (lane == 0) {
-          const double dm = a / (double)kSliceLen;
-          stats[0] = cc + dm;
-          stats[1] = b - a * dm;
+        if (lane == 0)
+          tsum[warp] = make_double2(a, b);
+      }
+      stamp(3);
+      __syncthreads();
+      if (tid == 0) {
+        double a = 0, b = 0;
+#pragma unroll
+        for (int w = 0; w < pollWarps; ++w) {
+          a += tsum[w].x;
+          b += tsum[w].y;
         }
-        issue();
+        const double dm = a / (double)kSliceLen;
+        stats[0] = cc + dm;
+        stats[1] = b - a * dm;
       }
     } else {
       double *mine = acc + (team * 3 + xk % 3) * 2;
@@ -805,8 +804,11 @@ int main(int argc, char **argv) {
   (void *)gnProbe<88, 512, 2, 23832, true, true, true, F>, 264, 512, 88, 23832
   std::vector<Variant> vs = {
       {"shift pref atomic", V3x88(true, true, true), 0},
-      {"shift pref atomic red.release", F3x88(2), 0},
+      {"lean late", L3x88(true), 0},
+      {"tagged, 3 polling warps", T3x88(true), 0},
+      {"tagged, 3 polling warps, no stamps", T3x88(false), 0},
   };
+
 
   for (auto &v : vs)
     CK(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
