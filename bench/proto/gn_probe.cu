@@ -106,7 +106,7 @@ __device__ __forceinline__ u64 gtime() {
 }
 
 template <int TB, int Threads, int BPS, int Chunk, bool Shift, bool Pref,
-          bool Atomic, int Fence = 0>
+          bool Atomic, int Fence = 0, int PG = 1, bool TrailSync = true>
 __global__ void __launch_bounds__(Threads, BPS)
     gnProbe(const float *__restrict__ x, const float *__restrict__ gamma,
             const float *__restrict__ beta, float *__restrict__ out,
@@ -290,14 +290,16 @@ __global__ void __launch_bounds__(Threads, BPS)
     const i64 next = s + numTeams;
     const bool more = next < kSlices;
     const i64 nextBase = next * kSliceLen;
-    float pre[U][Vec];
+    float pre[PG][U][Vec];
     const i64 first = begin + tid * Vec;
     if constexpr (Pref) {
       if (more) {
 #pragma unroll
-        for (int u = 0; u < U; ++u)
-          if (first + u * step < end)
-            gxLoad(x, nextBase + first + u * step, pre[u]);
+        for (int g = 0; g < PG; ++g)
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            if (first + (g * U + u) * step < end)
+              gxLoad(x, nextBase + first + (g * U + u) * step, pre[g][u]);
       }
     }
     if constexpr (!Shift) {
@@ -356,8 +358,11 @@ __global__ void __launch_bounds__(Threads, BPS)
     };
     i64 e0 = first;
     if constexpr (Pref) {
-      body(e0, pre);
-      e0 += step * U;
+#pragma unroll
+      for (int g = 0; g < PG; ++g) {
+        body(e0, pre[g]);
+        e0 += step * U;
+      }
     }
     for (; e0 < end; e0 += step * U) {
       float w[U][Vec];
@@ -370,7 +375,10 @@ __global__ void __launch_bounds__(Threads, BPS)
       body(e0, w);
     }
     c = cNext;
-    __syncthreads();
+    if constexpr (TrailSync)
+      __syncthreads();
+    else
+      __syncwarp();
     if (rt)
       rt[5] = gtime();
   }
@@ -802,12 +810,19 @@ int main(int argc, char **argv) {
   (void *)gnLean<132, 320, 3, 15888, true, true, true>, 396, 320, 132, 15888
 #define F3x88(F)                                                               \
   (void *)gnProbe<88, 512, 2, 23832, true, true, true, F>, 264, 512, 88, 23832
+#define P3x88(F, PG, TS) (void *)gnProbe<88, 512, 2, 23832, true, true, true, F, PG, TS>, 264, 512, 88, 23832
   std::vector<Variant> vs = {
-      {"shift pref atomic", V3x88(true, true, true), 0},
-      {"lean late", L3x88(true), 0},
-      {"tagged, 3 polling warps", T3x88(true), 0},
-      {"tagged, 3 polling warps, no stamps", T3x88(false), 0},
+      {"shift pref atomic", P3x88(0, 1, true), 0},
+      {"red.release", P3x88(2, 1, true), 0},
+      {"red.release, no trailing sync", P3x88(2, 1, false), 0},
+      {"red.release, 8 vectors prefetched", P3x88(2, 2, true), 0},
+      {"red.release, 8 prefetched, no trailing sync", P3x88(2, 2, false), 0},
+      {"red.release, 12 vectors prefetched", P3x88(2, 3, true), 0},
+      {"384 threads, red.release, 4 prefetched", (void *)gnProbe<88, 384, 2, 23832, true, true, true, 2, 1, true>, 264, 384, 88, 23832, 0},
+      {"384 threads, red.release, 8 prefetched", (void *)gnProbe<88, 384, 2, 23832, true, true, true, 2, 2, true>, 264, 384, 88, 23832, 0},
+      {"384 threads, red.release, 12 prefetched", (void *)gnProbe<88, 384, 2, 23832, true, true, true, 2, 3, true>, 264, 384, 88, 23832, 0},
   };
+
 
 
   for (auto &v : vs)
