@@ -106,14 +106,17 @@ __device__ __forceinline__ u64 gtime() {
 }
 
 template <int TB, int Threads, int BPS, int Chunk, bool Shift, bool Pref,
-          bool Atomic, int Fence = 0, int PG = 1, bool TrailSync = true>
+          bool Atomic, int Fence = 0, int PG = 1, bool TrailSync = true,
+          bool Ctl = false>
 __global__ void __launch_bounds__(Threads, BPS)
     gnProbe(const float *__restrict__ x, const float *__restrict__ gamma,
             const float *__restrict__ beta, float *__restrict__ out,
             double *__restrict__ partials, unsigned *counters, u64 *ts,
             unsigned stagger, unsigned *fallbacks, double *acc, float eps) {
   static_assert(!Atomic || Shift, "sums need one shift per team");
-  constexpr int U = kiln::kGnUnroll, Vec = 4, step = Threads * Vec;
+  // Ctl: warp 0 streams nothing and publishes (its stores have drained).
+  constexpr int U = kiln::kGnUnroll, Vec = 4,
+                step = (Threads - (Ctl ? 32 : 0)) * Vec;
   extern __shared__ float4 smemRaw[];
   float *part = reinterpret_cast<float *>(smemRaw);
   __shared__ double scratch[64];
@@ -124,6 +127,9 @@ __global__ void __launch_bounds__(Threads, BPS)
   const i64 end = begin + Chunk < kSliceLen ? begin + Chunk : kSliceLen;
   const double n = static_cast<double>(end - begin);
   const int tid = threadIdx.x;
+  const i64 myFirst = !Ctl        ? begin + tid * Vec
+                      : tid >= 32 ? begin + (tid - 32) * Vec
+                                  : end;
   if (stagger) {
     if (tid == 0) {
       const u64 t = gtime() + (u64)team * stagger;
@@ -243,7 +249,7 @@ __global__ void __launch_bounds__(Threads, BPS)
   // Moments about cc of the part, from shared memory.
   auto centred = [&](float cc, float &s1, float &s2) {
     s1 = 0, s2 = 0;
-    for (i64 e = begin + tid * Vec; e < end; e += step) {
+    for (i64 e = myFirst; e < end; e += step) {
       float v[Vec];
       kiln::loadVec<Vec>(part + (e - begin), v);
 #pragma unroll
@@ -258,7 +264,7 @@ __global__ void __launch_bounds__(Threads, BPS)
   float c = 0, s1 = 0, s2 = 0, sum = 0;
   if (team < kSlices) {
     const i64 base = team * kSliceLen;
-    for (i64 e0 = begin + tid * Vec; e0 < end; e0 += step * U) {
+    for (i64 e0 = myFirst; e0 < end; e0 += step * U) {
       float v[U][Vec];
 #pragma unroll
       for (int u = 0; u < U; ++u)
@@ -291,7 +297,7 @@ __global__ void __launch_bounds__(Threads, BPS)
     const bool more = next < kSlices;
     const i64 nextBase = next * kSliceLen;
     float pre[PG][U][Vec];
-    const i64 first = begin + tid * Vec;
+    const i64 first = myFirst;
     if constexpr (Pref) {
       if (more) {
 #pragma unroll
@@ -810,20 +816,18 @@ int main(int argc, char **argv) {
   (void *)gnLean<132, 320, 3, 15888, true, true, true>, 396, 320, 132, 15888
 #define F3x88(F)                                                               \
   (void *)gnProbe<88, 512, 2, 23832, true, true, true, F>, 264, 512, 88, 23832
-#define P3x88(F, PG, TS) (void *)gnProbe<88, 512, 2, 23832, true, true, true, F, PG, TS>, 264, 512, 88, 23832
+#define P3x88(F, PG, TS)                                                       \
+  (void *)gnProbe<88, 512, 2, 23832, true, true, true, F, PG, TS>, 264, 512,   \
+      88, 23832
+#define C3x88(TS, C)                                                           \
+  (void *)gnProbe<88, 512, 2, 23832, true, true, true, 2, 1, TS, C>, 264, 512, \
+      88, 23832
   std::vector<Variant> vs = {
-      {"shift pref atomic", P3x88(0, 1, true), 0},
-      {"red.release", P3x88(2, 1, true), 0},
-      {"red.release, no trailing sync", P3x88(2, 1, false), 0},
-      {"red.release, 8 vectors prefetched", P3x88(2, 2, true), 0},
-      {"red.release, 8 prefetched, no trailing sync", P3x88(2, 2, false), 0},
-      {"red.release, 12 vectors prefetched", P3x88(2, 3, true), 0},
-      {"384 threads, red.release, 4 prefetched", (void *)gnProbe<88, 384, 2, 23832, true, true, true, 2, 1, true>, 264, 384, 88, 23832, 0},
-      {"384 threads, red.release, 8 prefetched", (void *)gnProbe<88, 384, 2, 23832, true, true, true, 2, 2, true>, 264, 384, 88, 23832, 0},
-      {"384 threads, red.release, 12 prefetched", (void *)gnProbe<88, 384, 2, 23832, true, true, true, 2, 3, true>, 264, 384, 88, 23832, 0},
+      {"red.release", C3x88(true, false), 0},
+      {"red.release, no trailing sync", C3x88(false, false), 0},
+      {"control warp", C3x88(true, true), 0},
+      {"control warp, no trailing sync", C3x88(false, true), 0},
   };
-
-
 
   for (auto &v : vs)
     CK(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
