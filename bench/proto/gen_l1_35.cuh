@@ -3,175 +3,33 @@
 #include "kiln/groupnorm.cuh"
 #include "kiln/ops.cuh"
 
-extern "C" __global__ void __launch_bounds__(512, 2)
-    gn_8be871(const float *__restrict__ in_x,
-              const float *__restrict__ in_gamma,
-              const float *__restrict__ in_beta, float *__restrict__ out_out,
-              double *sums, unsigned *counters) {
-  struct Raw {
-    float a0[4];
-  };
-  auto loadRaw = [&](kiln::i64 i, Raw &r) {
-    const int ii = i;
-    kiln::loadVec<4>(in_x + ii, r.a0);
-  };
-  auto finish = [&](kiln::i64 i, const Raw &r, float(&v)[4]) {
-    const int ii = i;
-    (void)ii;
-#pragma unroll
-    for (int l = 0; l < 4; ++l)
-      v[l] = r.a0[l];
-  };
-  auto store = [&](kiln::i64 i, float(&y)[4]) {
-    const int ii = i;
-    float gw[4];
-    {
-      const float t = in_gamma[((ii / 262144) % 64)];
-      for (int l = 0; l < 4; ++l)
-        gw[l] = t;
-    }
-    float gb[4];
-    {
-      const float t = in_beta[((ii / 262144) % 64)];
-      for (int l = 0; l < 4; ++l)
-        gb[l] = t;
-    }
-    float gy[4]; // out = group_norm
-#pragma unroll
-    for (int l = 0; l < 4; ++l)
-      gy[l] = y[l] * gw[l] + gb[l];
-    kiln::storeVec<4>(out_out + ii, gy);
-  };
-  auto step = [&] {};
-  kiln::gnTeam<896ll, 2097152ll, 88, 512, 4, 23832ll, 23832ll, Raw>(
-      loadRaw, finish, store, step, 1e-05f, sums, counters);
-}
+// Kiln's generated kernel for L1_35 as emitted, and variants of it that
+// differ only in how the input and output are indexed or qualified.
+#define GEN_SUMS_QUAL
+#define GEN_STORE_AT ii
 
-extern "C" __global__ void __launch_bounds__(512, 2)
-    gnGenA(const float *__restrict__ in_x, const float *__restrict__ in_gamma,
-           const float *__restrict__ in_beta, float *__restrict__ out_out,
-           double *sums, unsigned *counters) {
-  struct Raw {
-    float a0[4];
-  };
-  auto loadRaw = [&](kiln::i64 i, Raw &r) {
-    const int ii = i;
-    kiln::loadVec<4>(in_x + i, r.a0);
-  };
-  auto finish = [&](kiln::i64 i, const Raw &r, float(&v)[4]) {
-    const int ii = i;
-    (void)ii;
-#pragma unroll
-    for (int l = 0; l < 4; ++l)
-      v[l] = r.a0[l];
-  };
-  auto store = [&](kiln::i64 i, float(&y)[4]) {
-    const int ii = i;
-    float gw[4];
-    {
-      const float t = in_gamma[((ii / 262144) % 64)];
-      for (int l = 0; l < 4; ++l)
-        gw[l] = t;
-    }
-    float gb[4];
-    {
-      const float t = in_beta[((ii / 262144) % 64)];
-      for (int l = 0; l < 4; ++l)
-        gb[l] = t;
-    }
-    float gy[4]; // out = group_norm
-#pragma unroll
-    for (int l = 0; l < 4; ++l)
-      gy[l] = y[l] * gw[l] + gb[l];
-    kiln::storeVec<4>(out_out + ii, gy);
-  };
-  auto step = [&] {};
-  kiln::gnTeam<896ll, 2097152ll, 88, 512, 4, 23832ll, 23832ll, Raw>(
-      loadRaw, finish, store, step, 1e-05f, sums, counters);
-}
+#define GEN_NAME gn_8be871
+#define GEN_LOAD_AT ii
+#include "gen_l1_35_body.cuh"
+#undef GEN_NAME
+#undef GEN_LOAD_AT
 
-extern "C" __global__ void __launch_bounds__(512, 2)
-    gnGenB(const float *__restrict__ in_x, const float *__restrict__ in_gamma,
-           const float *__restrict__ in_beta, float *__restrict__ out_out,
-           double *sums, unsigned *counters) {
-  struct Raw {
-    float a0[4];
-  };
-  auto loadRaw = [&](kiln::i64 i, Raw &r) {
-    const int ii = i;
-    kiln::loadVec<4>(in_x + i, r.a0);
-  };
-  auto finish = [&](kiln::i64 i, const Raw &r, float(&v)[4]) {
-    const int ii = i;
-    (void)ii;
-#pragma unroll
-    for (int l = 0; l < 4; ++l)
-      v[l] = r.a0[l];
-  };
-  auto store = [&](kiln::i64 i, float(&y)[4]) {
-    const int ii = i;
-    float gw[4];
-    {
-      const float t = in_gamma[((ii / 262144) % 64)];
-      for (int l = 0; l < 4; ++l)
-        gw[l] = t;
-    }
-    float gb[4];
-    {
-      const float t = in_beta[((ii / 262144) % 64)];
-      for (int l = 0; l < 4; ++l)
-        gb[l] = t;
-    }
-    float gy[4]; // out = group_norm
-#pragma unroll
-    for (int l = 0; l < 4; ++l)
-      gy[l] = y[l] * gw[l] + gb[l];
-    kiln::storeVec<4>(out_out + i, gy);
-  };
-  auto step = [&] {};
-  kiln::gnTeam<896ll, 2097152ll, 88, 512, 4, 23832ll, 23832ll, Raw>(
-      loadRaw, finish, store, step, 1e-05f, sums, counters);
-}
+#define GEN_NAME gnGenA
+#define GEN_LOAD_AT i
+#include "gen_l1_35_body.cuh"
+#undef GEN_NAME
 
-extern "C" __global__ void __launch_bounds__(512, 2)
-    gnGenC(const float *__restrict__ in_x, const float *__restrict__ in_gamma,
-           const float *__restrict__ in_beta, float *__restrict__ out_out,
-           double *__restrict__ sums, unsigned *counters) {
-  struct Raw {
-    float a0[4];
-  };
-  auto loadRaw = [&](kiln::i64 i, Raw &r) {
-    const int ii = i;
-    kiln::loadVec<4>(in_x + ii, r.a0);
-  };
-  auto finish = [&](kiln::i64 i, const Raw &r, float(&v)[4]) {
-    const int ii = i;
-    (void)ii;
-#pragma unroll
-    for (int l = 0; l < 4; ++l)
-      v[l] = r.a0[l];
-  };
-  auto store = [&](kiln::i64 i, float(&y)[4]) {
-    const int ii = i;
-    float gw[4];
-    {
-      const float t = in_gamma[((ii / 262144) % 64)];
-      for (int l = 0; l < 4; ++l)
-        gw[l] = t;
-    }
-    float gb[4];
-    {
-      const float t = in_beta[((ii / 262144) % 64)];
-      for (int l = 0; l < 4; ++l)
-        gb[l] = t;
-    }
-    float gy[4]; // out = group_norm
-#pragma unroll
-    for (int l = 0; l < 4; ++l)
-      gy[l] = y[l] * gw[l] + gb[l];
-    kiln::storeVec<4>(out_out + ii, gy);
-  };
-  auto step = [&] {};
-  kiln::gnTeam<896ll, 2097152ll, 88, 512, 4, 23832ll, 23832ll, Raw>(
-      loadRaw, finish, store, step, 1e-05f, sums, counters);
-}
+#undef GEN_STORE_AT
+#define GEN_STORE_AT i
+#define GEN_NAME gnGenB
+#include "gen_l1_35_body.cuh"
+#undef GEN_NAME
+#undef GEN_LOAD_AT
+#undef GEN_STORE_AT
+#undef GEN_SUMS_QUAL
+
+#define GEN_NAME gnGenC
+#define GEN_LOAD_AT ii
+#define GEN_STORE_AT ii
+#define GEN_SUMS_QUAL __restrict__
+#include "gen_l1_35_body.cuh"

@@ -16,6 +16,7 @@
 #include "gen_l1_35.cuh"
 #include "kiln/common.cuh"
 #include "kiln/groupnorm.cuh"
+#include "proto_util.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -23,49 +24,8 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e = (x);                                                       \
-    if (e != cudaSuccess) {                                                    \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));    \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
-
-using kiln::i64;
-using kiln::u64;
-
 constexpr i64 kHw = 262144, kC = 64, kSlices = 896, kSliceLen = 2097152;
 constexpr int kTB = 88, kThreads = 512, kChunk = 23832, kRounds = 300;
-
-__global__ void fillRandom(float *p, i64 n, unsigned seed, float offset) {
-  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n;
-       i += (i64)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    h ^= h >> 16;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    h *= 3266489917u;
-    h ^= h >> 16;
-    p[i] = offset + (h >> 8) * (1.0f / 16777216.0f);
-  }
-}
-
-__global__ void maxDiff(const float *a, const float *b, i64 n, float *out) {
-  float m = 0;
-  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n;
-       i += (i64)gridDim.x * blockDim.x) {
-    float d = fabsf(a[i] - b[i]);
-    if (!(d <= m))
-      m = d;
-  }
-  for (int o = 16; o > 0; o /= 2) {
-    const float t = __shfl_xor_sync(0xffffffffu, m, o);
-    m = (t != t || t > m) ? t : m;
-  }
-  if (threadIdx.x % 32 == 0)
-    atomicMax(reinterpret_cast<int *>(out), __float_as_int(m));
-}
 
 __device__ __forceinline__ void gxLoad(const float *x, i64 i, float (&v)[4]) {
   kiln::loadVec<4>(x + i, v);
@@ -659,42 +619,6 @@ __global__ void __launch_bounds__(Threads, BPS)
     c = cNext;
     stamp(5);
   }
-}
-
-struct Timer {
-  cudaEvent_t a, b;
-  Timer() {
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-  }
-  template <class F> double median(F f, int warm, int reps) {
-    for (int i = 0; i < warm; ++i)
-      f();
-    std::vector<float> t;
-    for (int i = 0; i < reps; ++i) {
-      CK(cudaEventRecord(a));
-      f();
-      CK(cudaEventRecord(b));
-      CK(cudaEventSynchronize(b));
-      float ms;
-      CK(cudaEventElapsedTime(&ms, a, b));
-      t.push_back(ms);
-    }
-    CK(cudaGetLastError());
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  }
-};
-
-static float diffOf(const float *a, const float *b, i64 n) {
-  float *d;
-  CK(cudaMalloc(&d, 4));
-  CK(cudaMemset(d, 0, 4));
-  maxDiff<<<1024, 256>>>(a, b, n, d);
-  float h;
-  CK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));
-  CK(cudaFree(d));
-  return h;
 }
 
 // Per-round phases from the timestamps of one launch (mean us over blocks and

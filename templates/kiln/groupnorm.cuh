@@ -263,16 +263,22 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
     __syncthreads();
   };
 
+  // The U vectors of this thread at e0, e0 + step, ... that lie in the part,
+  // of the slice at sliceBase; all loads issued before any is used.
+  auto loadGroup = [&](i64 sliceBase, i64 e0, float(&v)[U][Vec]) {
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (e0 + u * step < end)
+        load(sliceBase + e0 + u * step, v[u]);
+  };
+
   // Pass 1 for the team's first slice: read the part, keep it on chip, sum
   // it. Later slices are read while the previous one is written (pass 3).
   if (team < NumSlices) {
     const i64 base = team * SliceLen;
     for (i64 e0 = first; e0 < end; e0 += step * U) {
       float v[U][Vec];
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (e0 + u * step < end)
-          load(base + e0 + u * step, v[u]);
+      loadGroup(base, e0, v);
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const i64 e = e0 + u * step;
@@ -291,12 +297,8 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
     const i64 nextBase = next * SliceLen;
     // The next slice's first vectors, in flight while the team waits.
     float pre[U][Vec];
-    if (more) {
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (first + u * step < end)
-          load(nextBase + first + u * step, pre[u]);
-    }
+    if (more)
+      loadGroup(nextBase, first, pre);
     combine();
     // The shift is the previous slice's mean. Summed about it, the moments
     // keep their digits while it lies within a standard deviation of this
@@ -365,12 +367,8 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
     stream(first, pre);
     for (i64 e0 = first + step * U; e0 < end; e0 += step * U) {
       float w[U][Vec];
-      if (more) {
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-          if (e0 + u * step < end)
-            load(nextBase + e0 + u * step, w[u]);
-      }
+      if (more)
+        loadGroup(nextBase, e0, w);
       stream(e0, w);
     }
     // No block barrier here: stats and scratch are rewritten only after the
