@@ -1,18 +1,28 @@
-// Prototype: where L1_35's team kernel spends a round, and two changes to the
-// round. Standalone (nvcc -O3 -std=c++17 -arch=sm_90 -I templates);
-// argument: how many times to repeat the whole set (default 4).
+// Prototype: where L1_35's team kernel spends a round, and the changes to
+// the round tried in session 5 (bench/NOTES.md v4). Standalone (nvcc -O3
+// -std=c++17 -arch=sm_90 -Itemplates -Ibench/proto); argument: how many
+// times to repeat the whole set (default 4).
+//
+// Each repetition times Kiln's template, Kiln's generated source for L1_35
+// with its index variants (gen_l1_35.cuh), then every experiment, each once
+// more with timestamps (%globaltimer per block and round: start, block sums
+// done, arrival, barrier passed, stats ready, streaming done) summarised as
+// the mean of each phase and where teams 1 and 2 start their rounds.
 //
 // gnProbe is gnTeam specialised to L1_35 (x [112, 64, 512, 512], 8 groups:
-// 896 slices of 2 Mi elements, 3 teams of 88 blocks of 512 threads), with
-//  - timestamps (%globaltimer) per block and round: round start, arrival at
-//    the team barrier, barrier passed, end of the streaming pass;
+// 896 slices of 2 Mi elements, teams of 88 blocks of 512 threads), with
 //  - Shift: the moments of the next slice are summed about the previous
-//    slice's mean while it is read, so a round needs no second pass over
-//    shared memory; a team falls back to that pass when the shift is more
-//    than 2 standard deviations from the new mean (or on inf/NaN);
-//  - Pref: the first 4 vectors per thread of the next slice are loaded into
-//    registers before the barrier, so DRAM has work while the block waits;
+//    slice's mean while it is read (no second pass over shared memory); a
+//    team sums again when the shift is over 2 standard deviations off;
+//  - Pref: the first PG x 4 vectors per thread of the next slice are loaded
+//    into registers before the barrier;
+//  - Atomic: the team's sums added with double atomics (Fence 0: around a
+//    threadfence; 2: a release add and an acquire poll);
+//  - TrailSync: a block barrier at the end of each round; Ctl: warp 0
+//    streams nothing and publishes;
 //  - a staggered start: team t starts t * stagger ns late.
+// gnLean is the same round with a float warp reduction, and optionally
+// (Tagged) sums published in tagged slots that the readers poll.
 #include "gen_l1_35.cuh"
 #include "kiln/common.cuh"
 #include "kiln/groupnorm.cuh"
@@ -728,29 +738,35 @@ int main(int argc, char **argv) {
     int grid, threads, tb, chunk;
     unsigned stagger;
   };
-#define V3x88(S, P, A)                                                         \
-  (void *)gnProbe<88, 512, 2, 23832, S, P, A>, 264, 512, 88, 23832
-#define V3x132(S, P, A)                                                        \
-  (void *)gnProbe<132, 320, 3, 15888, S, P, A>, 396, 320, 132, 15888
-#define L3x88(L) (void *)gnLean<88, 512, 2, 23832, L>, 264, 512, 88, 23832
-#define L3x132(L) (void *)gnLean<132, 320, 3, 15888, L>, 396, 320, 132, 15888
-#define T3x88(T)                                                               \
-  (void *)gnLean<88, 512, 2, 23832, true, T, true>, 264, 512, 88, 23832
-#define T3x132                                                                 \
-  (void *)gnLean<132, 320, 3, 15888, true, true, true>, 396, 320, 132, 15888
-#define F3x88(F)                                                               \
-  (void *)gnProbe<88, 512, 2, 23832, true, true, true, F>, 264, 512, 88, 23832
-#define P3x88(F, PG, TS)                                                       \
-  (void *)gnProbe<88, 512, 2, 23832, true, true, true, F, PG, TS>, 264, 512,   \
-      88, 23832
-#define C3x88(TS, C)                                                           \
-  (void *)gnProbe<88, 512, 2, 23832, true, true, true, 2, 1, TS, C>, 264, 512, \
-      88, 23832
+  // One entry per experiment of bench/NOTES.md v4. Probe<...> takes
+  // gnProbe's template arguments after the team shape: Shift, Pref,
+  // Atomic, Fence (0 threadfence, 2 release/acquire), prefetch groups,
+  // end-of-round block barrier, control warp.
+#define PROBE(TB, T, BPS, CH, ...)                                             \
+  (void *)gnProbe<TB, T, BPS, CH, __VA_ARGS__>, (int)(TB * 3), T, TB, CH
+#define LEAN(...)                                                              \
+  (void *)gnLean<88, 512, 2, 23832, __VA_ARGS__>, 264, 512, 88, 23832
   std::vector<Variant> vs = {
-      {"red.release", C3x88(true, false), 0},
-      {"red.release, no trailing sync", C3x88(false, false), 0},
-      {"control warp", C3x88(true, true), 0},
-      {"control warp, no trailing sync", C3x88(false, true), 0},
+      {"v2: partials, second pass",
+       PROBE(88, 512, 2, 23832, false, false, false), 0},
+      {"v2, team t starts t x 5 us late",
+       PROBE(88, 512, 2, 23832, false, false, false), 5000},
+      {"shift", PROBE(88, 512, 2, 23832, true, false, false), 0},
+      {"shift + prefetch", PROBE(88, 512, 2, 23832, true, true, false), 0},
+      {"+ atomics, threadfence", PROBE(88, 512, 2, 23832, true, true, true, 0),
+       0},
+      {"+ atomics, release/acquire",
+       PROBE(88, 512, 2, 23832, true, true, true, 2), 0},
+      {"+ no end-of-round barrier (kept)",
+       PROBE(88, 512, 2, 23832, true, true, true, 2, 1, false), 0},
+      {"lean reduction, warp 0 late", LEAN(true), 0},
+      {"tagged slots", LEAN(true, true, true), 0},
+      {"3 teams of 132 blocks", PROBE(132, 320, 3, 15888, true, true, true, 2),
+       0},
+      {"384 threads, 8 prefetched",
+       PROBE(88, 384, 2, 23832, true, true, true, 2, 2), 0},
+      {"control warp",
+       PROBE(88, 512, 2, 23832, true, true, true, 2, 1, true, true), 0},
   };
 
   for (auto &v : vs)
