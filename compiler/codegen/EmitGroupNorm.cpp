@@ -25,10 +25,22 @@ namespace kiln {
 
 namespace {
 constexpr int64_t kWarpMaxSlice = 1024;
+// gnWarp: lanes holding at most kWarpLightFloats of one slice take enough
+// slices to keep that many floats each in flight, six blocks per SM (40
+// registers); heavier lanes keep 16 floats in flight, four blocks per SM.
+// Six blocks of 2 slices per team measured L2_37's GroupNorm 0.310 -> 0.298
+// ms and L2_62's 0.0239 -> 0.0226 ms against four blocks of 4 slices
+// (bench/NOTES.md v5).
+constexpr int kWarpLightFloats = 8;
+constexpr int kWarpLightBlocksPerSM = 6;
 constexpr int kWarpBlocksPerSM = 4;
 constexpr int kTeamThreads = 512;
 constexpr int kTeamBlocksPerSM = 2;
 constexpr int64_t kMinPart = 2048; // elements per block worth a block
+// Elements of a block's next part that gnTeam keeps in flight into L2 ahead
+// of its loads (16 KiB): L1_35 4.26 -> 4.18 ms, L2_19's GroupNorm 1.81 ->
+// 1.65 ms; 12288 was slower than none on L1_35 (bench/NOTES.md v5).
+constexpr int64_t kTeamPrefetch = 4096;
 
 struct GnShape {
   int64_t n, c, groups, hw, slice, slices;
@@ -156,11 +168,13 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   // The streamed loads index with the 64-bit i, the rest with ii: loads at
   // a 32-bit index made L1_35's kernel 7% slower (4.63 against 4.31 ms, one
   // process), stores at i 5% slower (4.54 ms).
-  std::string rawType = "  struct Raw {", loadRaw;
+  std::string rawType = "  struct Raw {", loadRaw, prefetch;
   for (size_t i = 0; i < streamed.size(); ++i) {
     rawType += fmt::format(" float a{}[{}];", i, vec);
     loadRaw += fmt::format("    kiln::loadVec<{}>({} + i, r.a{});\n", vec,
                            pl.of(streamed[i]), i);
+    prefetch +=
+        fmt::format(" kiln::prefetchL2({} + i, bytes);", pl.of(streamed[i]));
     pro.bind(streamed[i], fmt::format("r.a{}", i));
   }
   rawType += " };\n";
@@ -232,28 +246,32 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   std::string call, header;
   if (s.slice <= kWarpMaxSlice) {
     // One vector per lane where the slice allows; then as many slices
-    // per team as keep about 16 floats per lane in flight, with four blocks
-    // per SM (at most 64 registers) looping over the slices.
+    // per team as keep 8 (light lanes, six blocks per SM) or 16 floats per
+    // lane in flight (four blocks per SM, at most 64 registers), the blocks
+    // looping over the slices.
     int64_t vecs = s.slice / vec;
     int team = static_cast<int>(
         std::min<uint64_t>(32, llvm::PowerOf2Ceil(std::max<int64_t>(1, vecs))));
     if (static_cast<int64_t>(team) > vecs)
       team = static_cast<int>(llvm::PowerOf2Floor(vecs));
     int chunks = static_cast<int>((vecs + team - 1) / team);
-    int rows = static_cast<int>(
-        std::clamp<int64_t>(16 / (int64_t(chunks) * vec), 1, 8));
+    const bool light = int64_t(chunks) * vec <= kWarpLightFloats;
+    const int perSM = light ? kWarpLightBlocksPerSM : kWarpBlocksPerSM;
+    int rows = static_cast<int>(std::clamp<int64_t>(
+        (light ? kWarpLightFloats : 16) / (int64_t(chunks) * vec), 1, 8));
     k.block = 256;
     int64_t perBlock = int64_t(256 / team) * rows;
-    k.grid = gridFor(s.slices, perBlock, kWarpBlocksPerSM, t);
+    k.grid = gridFor(s.slices, perBlock, perSM, t);
     call = fmt::format("  kiln::gnWarp<{}ll, {}ll, {}, {}, {}, {}, Raw>("
                        "loadRaw, finish, store, step, {});\n",
                        s.slices, s.slice, team, vec, chunks, rows,
                        fmt::format("{}f", eps));
-    header = fmt::format("__launch_bounds__(256, {}) KILN_NAME({}{})",
-                         kWarpBlocksPerSM, pl.signature(), tailParams);
+    header = fmt::format("__launch_bounds__(256, {}) KILN_NAME({}{})", perSM,
+                         pl.signature(), tailParams);
     k.strategy = fmt::format("registers: {} lanes x {} x {} floats per "
                              "slice, {} slices per team at once",
                              team, chunks, vec, rows);
+    prefetch.clear();
   } else {
     TeamPlan p = planTeams(s, vec, t);
     k.block = kTeamThreads;
@@ -270,11 +288,14 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     counters.zeroed = true;
     k.params.push_back(sums);
     k.params.push_back(counters);
+    prefetch = fmt::format(
+        "  auto prefetch = [&](kiln::i64 i, unsigned bytes) {{{} }};\n",
+        prefetch);
     call = fmt::format(
         "  kiln::gnTeam<{}ll, {}ll, {}, {}, {}, {}ll, {}ll, Raw>(loadRaw, "
-        "finish, store, step, {}f, sums, counters);\n",
+        "finish, store, step, {}f, sums, counters, prefetch, {}ll);\n",
         s.slices, s.slice, p.teamBlocks, kTeamThreads, vec, p.chunk, p.smem,
-        eps);
+        eps, vec == 4 ? kTeamPrefetch : 0);
     header =
         fmt::format("__launch_bounds__({}, {}) KILN_NAME({}, double "
                     "*sums, unsigned *counters{})",
@@ -283,6 +304,9 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
         "{} team(s) of {} block(s) per slice, {} KiB of each part on chip{}",
         p.teams, p.teamBlocks, p.smem * 4 / 1024,
         p.smem < p.chunk ? " (the rest re-read)" : "");
+    if (vec == 4)
+      k.strategy += fmt::format(", L2 prefetch {} KiB ahead of the loads",
+                                kTeamPrefetch * 4 / 1024);
   }
   if (g.tail) {
     // Keys and a grid barrier (arrivals, departures) between the two
@@ -315,9 +339,9 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
       "    const {} ii = i;\n{}  }};\n"
       "  auto store = [&](kiln::i64 i, float (&y)[{}]) {{\n"
       "    const {} ii = i;\n{}  }};\n"
-      "  auto step = [&] {{ {} }};\n{}}}\n",
+      "  auto step = [&] {{ {} }};\n{}{}}}\n",
       s.slices, s.slice, s.groups, x.str(), vec, header, rawType, loadRaw, vec,
-      idxT, load, vec, idxT, store, step, call);
+      idxT, load, vec, idxT, store, step, prefetch, call);
   k.bytes = groupBytes(g);
   k.flops = static_cast<double>(x.numElements()) *
             (8 + g.prologue.size() + g.epilogue.size() + (g.tail ? 1 : 0));

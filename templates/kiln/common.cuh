@@ -58,6 +58,23 @@ __device__ __forceinline__ void storeVecStreaming(float *p,
   }
 }
 
+/// Asks L2 to fetch `bytes` (a multiple of 16) at p (16-byte aligned) for
+/// loads that come later: one instruction, no registers, nothing to wait
+/// for. A no-op before sm_90 (no bulk prefetch there).
+__device__ __forceinline__ void prefetchL2(const void *p, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes)
+               : "memory");
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
+/// The prefetch callable of a kernel that prefetches nothing.
+struct NoPrefetch {
+  __device__ __forceinline__ void operator()(i64, unsigned) const {}
+};
+
 /// Sum over the `Width` lanes of each aligned group of a warp (Width a power
 /// of two <= 32); every lane of the group gets the total.
 template <int Width> __device__ __forceinline__ float groupSum(float v) {

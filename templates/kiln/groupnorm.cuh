@@ -30,7 +30,9 @@
 // normalisation, so the input is read from memory once. Writing a slice and
 // reading the team's next one are one pass, so reads and writes overlap;
 // the first vectors of the next slice are loaded before the team's barrier,
-// so memory has work while a block waits. With TeamBlocks > 1 the blocks of
+// so memory has work while a block waits, and prefetch(i, bytes) keeps the
+// next prefetchLen elements of the part on their way into L2 ahead of the
+// loads (Vec 4 only; 0: none). With TeamBlocks > 1 the blocks of
 // a team add their moments into `sums` (6 doubles per team) and wait for
 // each other on `counters` (2 words per team); both are zero at launch and
 // the kernel leaves them zero. The launch must be cooperative (all blocks
@@ -194,10 +196,11 @@ __device__ __forceinline__ unsigned acquireLoad(const unsigned *p) {
 
 template <i64 NumSlices, i64 SliceLen, int TeamBlocks, int Threads, int Vec,
           i64 ChunkLen, i64 SmemLen, class Raw, class LoadRaw, class Finish,
-          class Store, class RoundDone>
+          class Store, class RoundDone, class Prefetch = NoPrefetch>
 __device__ __forceinline__ void
 gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
-       float eps, double *sums, unsigned *counters) {
+       float eps, double *sums, unsigned *counters, Prefetch prefetch = {},
+       i64 prefetchLen = 0) {
   auto load = [&](i64 i, float(&v)[Vec]) {
     Raw r;
     loadRaw(i, r);
@@ -299,6 +302,13 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
     float pre[U][Vec];
     if (more)
       loadGroup(nextBase, first, pre);
+    // And the next prefetchLen elements of the part into L2.
+    if constexpr (Vec == 4) {
+      const i64 a = begin + step * U;
+      const i64 b = a + prefetchLen < end ? a + prefetchLen : end;
+      if (more && threadIdx.x == 0 && a < b)
+        prefetch(nextBase + a, static_cast<unsigned>((b - a) * 4));
+    }
     combine();
     // The shift is the previous slice's mean. Summed about it, the moments
     // keep their digits while it lies within a standard deviation of this
@@ -367,8 +377,16 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
     stream(first, pre);
     for (i64 e0 = first + step * U; e0 < end; e0 += step * U) {
       float w[U][Vec];
-      if (more)
+      if (more) {
+        if constexpr (Vec == 4) {
+          // Keep the prefetch prefetchLen ahead of thread 0's loads.
+          const i64 a = e0 + prefetchLen;
+          const i64 b = a + step * U < end ? a + step * U : end;
+          if (threadIdx.x == 0 && prefetchLen > 0 && a < b)
+            prefetch(nextBase + a, static_cast<unsigned>((b - a) * 4));
+        }
         loadGroup(nextBase, e0, w);
+      }
       stream(e0, w);
     }
     // No block barrier here: stats and scratch are rewritten only after the

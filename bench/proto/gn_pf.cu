@@ -1,0 +1,117 @@
+// Prototype: L2 prefetch in Kiln's generated GroupNorm kernels (NOTES v5).
+// Standalone (nvcc -O3 -std=c++17 -arch=sm_90 -Itemplates -Ibench/proto);
+// arguments: how many times to repeat the set (default 3), and optionally
+// a word of the family to run alone (e.g. L2_37).
+//
+// gen_pf.cuh (make_gen_pf.py) holds each flagship GroupNorm kernel as Kiln
+// generates it, in variants that differ only in the prefetch: gnTeam
+// prefetches a block's next part into L2 (after the vectors in registers)
+// while the team waits, up to the length in its name, and with suffix s
+// keeps that far ahead of the loads through the streaming pass (pf0: none;
+// the gnWarp kernels have only pf0). Every variant must give the bits of
+// pf0 on random input; each is timed (CUDA events, median of 9) beside a
+// device-to-device copy of the same bytes.
+#include "gen_pf.cuh"
+#include "proto_util.cuh"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <string>
+#include <vector>
+
+struct Family {
+  const char *name;
+  std::vector<GenVariant> variants;
+  i64 n;           // elements of x and of the output
+  int channels;    // gamma, beta (and bias) length
+  int grid, block; // launch
+  int smem;        // dynamic shared bytes (team kernels)
+  bool team, bias; // workspace args; a bias argument after x
+};
+
+int main(int argc, char **argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  const int reps = argc > 1 ? std::atoi(argv[1]) : 3;
+#define VARIANTS(t) std::vector<GenVariant>(std::begin(t), std::end(t))
+  std::vector<Family> fams = {
+      {"L1_35 gnTeam", VARIANTS(l1_35_variants), 112ll * 64 * 512 * 512, 64,
+       264, 512, 23832 * 4, true, false},
+      {"L2_19 gnTeam (gelu)", VARIANTS(l2_19_variants), 128ll * 64 * 258 * 258,
+       64, 260, 512, 26628 * 4, true, false},
+      {"L2_37 gnWarp (swish, bias)", VARIANTS(l2_37_variants), 32768ll * 4096,
+       4096, 528, 256, 0, false, true},
+      {"L2_62 gnWarp (leaky, x+x)", VARIANTS(l2_62_variants), 1024ll * 8192,
+       8192, 528, 256, 0, false, false},
+  };
+  Timer tm;
+  double *sums;
+  unsigned *counters;
+  CK(cudaMalloc(&sums, 1 << 16));
+  CK(cudaMalloc(&counters, 1 << 16));
+  CK(cudaMemset(sums, 0, 1 << 16));
+  CK(cudaMemset(counters, 0, 1 << 16));
+  for (auto &f : fams) {
+    if (argc > 2 && !std::strstr(f.name, argv[2]))
+      continue;
+    float *x, *o, *ref, *g, *b, *bias;
+    CK(cudaMalloc(&x, f.n * 4));
+    CK(cudaMalloc(&o, f.n * 4));
+    CK(cudaMalloc(&ref, f.n * 4));
+    CK(cudaMalloc(&g, f.channels * 4));
+    CK(cudaMalloc(&b, f.channels * 4));
+    CK(cudaMalloc(&bias, f.channels * 4));
+    fillRandom<<<4096, 256>>>(x, f.n, 1, -0.5f);
+    fillRandom<<<64, 256>>>(g, f.channels, 2, 0.5f);
+    fillRandom<<<64, 256>>>(b, f.channels, 3, -0.5f);
+    fillRandom<<<64, 256>>>(bias, f.channels, 4, -0.5f);
+    CK(cudaDeviceSynchronize());
+    auto launch = [&](const GenVariant &v, float *out) {
+      void *fn = v.fn;
+      const int grid = v.grid ? v.grid : f.grid;
+      std::vector<void *> args = {&x};
+      if (f.bias)
+        args.push_back(&bias);
+      args.push_back(&g);
+      args.push_back(&b);
+      args.push_back(&out);
+      if (f.team) {
+        args.push_back(&sums);
+        args.push_back(&counters);
+        CK(cudaLaunchCooperativeKernel(fn, grid, f.block, args.data(), f.smem));
+      } else {
+        CK(cudaLaunchKernel(fn, grid, f.block, args.data(), 0, 0));
+      }
+    };
+    for (auto &v : f.variants)
+      if (f.smem)
+        CK(cudaFuncSetAttribute(
+            v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, f.smem));
+    launch(f.variants[0], ref);
+    CK(cudaDeviceSynchronize());
+    for (auto &v : f.variants) {
+      CK(cudaMemset(o, 0xff, f.n * 4));
+      launch(v, o);
+      CK(cudaDeviceSynchronize());
+      std::printf("check %-28s pf %-10s maxdiff vs pf0 %.3g\n", f.name, v.name,
+                  diffOf(ref, o, f.n));
+    }
+    for (int r = 0; r < reps; ++r) {
+      const double copy = tm.median(
+          [&] { CK(cudaMemcpyAsync(o, x, f.n * 4, cudaMemcpyDeviceToDevice)); },
+          2, 9);
+      std::printf("%-28s rep %d: copy %.4f ms (%.3f TB/s r+w)\n", f.name, r,
+                  copy, 2.0 * f.n * 4 / copy / 1e9);
+      for (auto &v : f.variants) {
+        const double ms = tm.median([&] { launch(v, o); }, 2, 9);
+        std::printf("  pf %-10s %.4f ms  %5.1f%% of this copy, %.3f TB/s\n",
+                    v.name, ms, 100 * copy / ms, 2.0 * f.n * 4 / ms / 1e9);
+      }
+    }
+    CK(cudaFree(x));
+    CK(cudaFree(o));
+    CK(cudaFree(ref));
+  }
+  return 0;
+}
