@@ -2,6 +2,10 @@
 struct GenVariant { const char *name; void *fn; int grid; };
 #include "kiln/groupnorm.cuh"
 #include "kiln/ops.cuh"
+__device__ __forceinline__ void loadVecCs(const float *p, float (&v)[4]) {
+  const float4 t = __ldcs(reinterpret_cast<const float4 *>(p));
+  v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
+}
 // Kiln GroupNorm: 896 slices of 2097152 elements (8 groups over [112, 64, 512, 512]), 4-wide vectors.
 
 extern "C" __global__ void __launch_bounds__(512, 2) gn_ab7eb9_pf0(const float *__restrict__ in_x, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out, double *sums, unsigned *counters) {
@@ -62,9 +66,133 @@ extern "C" __global__ void __launch_bounds__(512, 2) gn_ab7eb9_pf4096(const floa
   auto prefetch = [&](kiln::i64 i, unsigned bytes) { kiln::prefetchL2(in_x + i, bytes); };
   kiln::gnTeam<896ll, 2097152ll, 88, 512, 4, 23832ll, 23832ll, Raw>(loadRaw, finish, store, step, 1e-05f, sums, counters, prefetch, 4096ll);
 }
+// Kiln GroupNorm: 896 slices of 2097152 elements (8 groups over [112, 64, 512, 512]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(512, 2) gn_ab7eb9_gen(const float *__restrict__ in_x, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out, double *sums, unsigned *counters) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    kiln::loadVec<4>(in_x + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = r.a0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    { const float t = in_gamma[((ii / 262144) % 64)];
+      for (int l = 0; l < 4; ++l) gw[l] = t; }
+    float gb[4];
+    { const float t = in_beta[((ii / 262144) % 64)];
+      for (int l = 0; l < 4; ++l) gb[l] = t; }
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVec<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  auto prefetch = [&](kiln::i64 i, unsigned bytes) { kiln::prefetchL2(in_x + i, bytes); };
+  kiln::gnTeam<896ll, 2097152ll, 88, 512, 4, 23832ll, 23832ll, Raw>(loadRaw, finish, store, step, 1e-05f, sums, counters, prefetch, 4096ll);
+}
+// Kiln GroupNorm: 896 slices of 2097152 elements (8 groups over [112, 64, 512, 512]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(512, 2) gn_ab7eb9_stcs(const float *__restrict__ in_x, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out, double *sums, unsigned *counters) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    kiln::loadVec<4>(in_x + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = r.a0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    { const float t = in_gamma[((ii / 262144) % 64)];
+      for (int l = 0; l < 4; ++l) gw[l] = t; }
+    float gb[4];
+    { const float t = in_beta[((ii / 262144) % 64)];
+      for (int l = 0; l < 4; ++l) gb[l] = t; }
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVecStreaming<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  auto prefetch = [&](kiln::i64 i, unsigned bytes) { kiln::prefetchL2(in_x + i, bytes); };
+  kiln::gnTeam<896ll, 2097152ll, 88, 512, 4, 23832ll, 23832ll, Raw>(loadRaw, finish, store, step, 1e-05f, sums, counters, prefetch, 4096ll);
+}
+// Kiln GroupNorm: 896 slices of 2097152 elements (8 groups over [112, 64, 512, 512]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(512, 2) gn_ab7eb9_ldcs(const float *__restrict__ in_x, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out, double *sums, unsigned *counters) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    loadVecCs(in_x + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = r.a0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    { const float t = in_gamma[((ii / 262144) % 64)];
+      for (int l = 0; l < 4; ++l) gw[l] = t; }
+    float gb[4];
+    { const float t = in_beta[((ii / 262144) % 64)];
+      for (int l = 0; l < 4; ++l) gb[l] = t; }
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVec<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  auto prefetch = [&](kiln::i64 i, unsigned bytes) { kiln::prefetchL2(in_x + i, bytes); };
+  kiln::gnTeam<896ll, 2097152ll, 88, 512, 4, 23832ll, 23832ll, Raw>(loadRaw, finish, store, step, 1e-05f, sums, counters, prefetch, 4096ll);
+}
+// Kiln GroupNorm: 896 slices of 2097152 elements (8 groups over [112, 64, 512, 512]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(512, 2) gn_ab7eb9_cs(const float *__restrict__ in_x, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out, double *sums, unsigned *counters) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    loadVecCs(in_x + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = r.a0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    { const float t = in_gamma[((ii / 262144) % 64)];
+      for (int l = 0; l < 4; ++l) gw[l] = t; }
+    float gb[4];
+    { const float t = in_beta[((ii / 262144) % 64)];
+      for (int l = 0; l < 4; ++l) gb[l] = t; }
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVecStreaming<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  auto prefetch = [&](kiln::i64 i, unsigned bytes) { kiln::prefetchL2(in_x + i, bytes); };
+  kiln::gnTeam<896ll, 2097152ll, 88, 512, 4, 23832ll, 23832ll, Raw>(loadRaw, finish, store, step, 1e-05f, sums, counters, prefetch, 4096ll);
+}
 static const GenVariant l1_35_variants[] = {
     {"pf0", (void *)gn_ab7eb9_pf0, 0},
     {"pf4096", (void *)gn_ab7eb9_pf4096, 0},
+    {"gen", (void *)gn_ab7eb9_gen, 0},
+    {"stcs", (void *)gn_ab7eb9_stcs, 0},
+    {"ldcs", (void *)gn_ab7eb9_ldcs, 0},
+    {"cs", (void *)gn_ab7eb9_cs, 0},
 };
 // Kiln GroupNorm: 1024 slices of 532512 elements (8 groups over [128, 64, 258, 258]), 4-wide vectors.
 
@@ -132,13 +260,149 @@ extern "C" __global__ void __launch_bounds__(512, 2) gn_gelu_182300_pf4096(const
   auto prefetch = [&](kiln::i64 i, unsigned bytes) { kiln::prefetchL2(in_y + i, bytes); };
   kiln::gnTeam<1024ll, 532512ll, 20, 512, 4, 26628ll, 26628ll, Raw>(loadRaw, finish, store, step, 1e-05f, sums, counters, prefetch, 4096ll);
 }
+// Kiln GroupNorm: 1024 slices of 532512 elements (8 groups over [128, 64, 258, 258]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(512, 2) gn_gelu_182300_gen(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out, double *sums, unsigned *counters) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    kiln::loadVec<4>(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+    float v0[4]; // g = gelu
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::geluErf(r.a0[l]);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = v0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    { const float t = in_gamma[((ii / 66564) % 64)];
+      for (int l = 0; l < 4; ++l) gw[l] = t; }
+    float gb[4];
+    { const float t = in_beta[((ii / 66564) % 64)];
+      for (int l = 0; l < 4; ++l) gb[l] = t; }
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVec<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  auto prefetch = [&](kiln::i64 i, unsigned bytes) { kiln::prefetchL2(in_y + i, bytes); };
+  kiln::gnTeam<1024ll, 532512ll, 20, 512, 4, 26628ll, 26628ll, Raw>(loadRaw, finish, store, step, 1e-05f, sums, counters, prefetch, 4096ll);
+}
+// Kiln GroupNorm: 1024 slices of 532512 elements (8 groups over [128, 64, 258, 258]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(512, 2) gn_gelu_182300_stcs(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out, double *sums, unsigned *counters) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    kiln::loadVec<4>(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+    float v0[4]; // g = gelu
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::geluErf(r.a0[l]);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = v0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    { const float t = in_gamma[((ii / 66564) % 64)];
+      for (int l = 0; l < 4; ++l) gw[l] = t; }
+    float gb[4];
+    { const float t = in_beta[((ii / 66564) % 64)];
+      for (int l = 0; l < 4; ++l) gb[l] = t; }
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVecStreaming<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  auto prefetch = [&](kiln::i64 i, unsigned bytes) { kiln::prefetchL2(in_y + i, bytes); };
+  kiln::gnTeam<1024ll, 532512ll, 20, 512, 4, 26628ll, 26628ll, Raw>(loadRaw, finish, store, step, 1e-05f, sums, counters, prefetch, 4096ll);
+}
+// Kiln GroupNorm: 1024 slices of 532512 elements (8 groups over [128, 64, 258, 258]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(512, 2) gn_gelu_182300_ldcs(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out, double *sums, unsigned *counters) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    loadVecCs(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+    float v0[4]; // g = gelu
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::geluErf(r.a0[l]);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = v0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    { const float t = in_gamma[((ii / 66564) % 64)];
+      for (int l = 0; l < 4; ++l) gw[l] = t; }
+    float gb[4];
+    { const float t = in_beta[((ii / 66564) % 64)];
+      for (int l = 0; l < 4; ++l) gb[l] = t; }
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVec<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  auto prefetch = [&](kiln::i64 i, unsigned bytes) { kiln::prefetchL2(in_y + i, bytes); };
+  kiln::gnTeam<1024ll, 532512ll, 20, 512, 4, 26628ll, 26628ll, Raw>(loadRaw, finish, store, step, 1e-05f, sums, counters, prefetch, 4096ll);
+}
+// Kiln GroupNorm: 1024 slices of 532512 elements (8 groups over [128, 64, 258, 258]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(512, 2) gn_gelu_182300_cs(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out, double *sums, unsigned *counters) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    loadVecCs(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+    float v0[4]; // g = gelu
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::geluErf(r.a0[l]);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = v0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    { const float t = in_gamma[((ii / 66564) % 64)];
+      for (int l = 0; l < 4; ++l) gw[l] = t; }
+    float gb[4];
+    { const float t = in_beta[((ii / 66564) % 64)];
+      for (int l = 0; l < 4; ++l) gb[l] = t; }
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVecStreaming<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  auto prefetch = [&](kiln::i64 i, unsigned bytes) { kiln::prefetchL2(in_y + i, bytes); };
+  kiln::gnTeam<1024ll, 532512ll, 20, 512, 4, 26628ll, 26628ll, Raw>(loadRaw, finish, store, step, 1e-05f, sums, counters, prefetch, 4096ll);
+}
 static const GenVariant l2_19_variants[] = {
     {"pf0", (void *)gn_gelu_182300_pf0, 0},
     {"pf4096", (void *)gn_gelu_182300_pf4096, 0},
+    {"gen", (void *)gn_gelu_182300_gen, 0},
+    {"stcs", (void *)gn_gelu_182300_stcs, 0},
+    {"ldcs", (void *)gn_gelu_182300_ldcs, 0},
+    {"cs", (void *)gn_gelu_182300_cs, 0},
 };
 // Kiln GroupNorm: 2097152 slices of 64 elements (64 groups over [32768, 4096]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 4) gn_sigmoid_mul_add_0826cc_r4b4(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 4) gn_sigmoid_mul_add_c444c9_r4b4(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -176,7 +440,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) gn_sigmoid_mul_add_0826cc_r
 }
 // Kiln GroupNorm: 2097152 slices of 64 elements (64 groups over [32768, 4096]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 6) gn_sigmoid_mul_add_0826cc_r2b6(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 6) gn_sigmoid_mul_add_c444c9_r2b6(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -214,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) gn_sigmoid_mul_add_0826cc_r
 }
 // Kiln GroupNorm: 2097152 slices of 64 elements (64 groups over [32768, 4096]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 8) gn_sigmoid_mul_add_0826cc_r2b8(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 8) gn_sigmoid_mul_add_c444c9_r2b8(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -252,7 +516,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) gn_sigmoid_mul_add_0826cc_r
 }
 // Kiln GroupNorm: 2097152 slices of 64 elements (64 groups over [32768, 4096]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 5) gn_sigmoid_mul_add_0826cc_r4b5(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 5) gn_sigmoid_mul_add_c444c9_r4b5(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -290,7 +554,7 @@ extern "C" __global__ void __launch_bounds__(256, 5) gn_sigmoid_mul_add_0826cc_r
 }
 // Kiln GroupNorm: 2097152 slices of 64 elements (64 groups over [32768, 4096]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 2) gn_sigmoid_mul_add_0826cc_r8b2(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 2) gn_sigmoid_mul_add_c444c9_r8b2(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -328,7 +592,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gn_sigmoid_mul_add_0826cc_r
 }
 // Kiln GroupNorm: 2097152 slices of 64 elements (64 groups over [32768, 4096]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 3) gn_sigmoid_mul_add_0826cc_r8b3(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 3) gn_sigmoid_mul_add_c444c9_r8b3(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -363,18 +627,174 @@ extern "C" __global__ void __launch_bounds__(256, 3) gn_sigmoid_mul_add_0826cc_r
   };
   auto step = [&] {  };
   kiln::gnWarp<2097152ll, 64ll, 16, 4, 1, 8, Raw>(loadRaw, finish, store, step, 1e-05f);
+}
+// Kiln GroupNorm: 2097152 slices of 64 elements (64 groups over [32768, 4096]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(256, 6) gn_sigmoid_mul_add_c444c9_gen(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    kiln::loadVec<4>(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+    float v0[4]; // %0 = sigmoid
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::sigmoid(r.a0[l]);
+    float v1[4]; // s = mul
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v1[l] = (v0[l] * r.a0[l]);
+    float v2[4];
+    kiln::loadVec<4>(in_bias + ((ii % 4096)), v2);
+    float v3[4]; // z = add
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v3[l] = (v1[l] + v2[l]);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = v3[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    kiln::loadVec<4>(in_gamma + (ii % 4096), gw);
+    float gb[4];
+    kiln::loadVec<4>(in_beta + (ii % 4096), gb);
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVec<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  kiln::gnWarp<2097152ll, 64ll, 16, 4, 1, 2, Raw>(loadRaw, finish, store, step, 1e-05f);
+}
+// Kiln GroupNorm: 2097152 slices of 64 elements (64 groups over [32768, 4096]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(256, 6) gn_sigmoid_mul_add_c444c9_stcs(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    kiln::loadVec<4>(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+    float v0[4]; // %0 = sigmoid
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::sigmoid(r.a0[l]);
+    float v1[4]; // s = mul
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v1[l] = (v0[l] * r.a0[l]);
+    float v2[4];
+    kiln::loadVec<4>(in_bias + ((ii % 4096)), v2);
+    float v3[4]; // z = add
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v3[l] = (v1[l] + v2[l]);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = v3[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    kiln::loadVec<4>(in_gamma + (ii % 4096), gw);
+    float gb[4];
+    kiln::loadVec<4>(in_beta + (ii % 4096), gb);
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVecStreaming<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  kiln::gnWarp<2097152ll, 64ll, 16, 4, 1, 2, Raw>(loadRaw, finish, store, step, 1e-05f);
+}
+// Kiln GroupNorm: 2097152 slices of 64 elements (64 groups over [32768, 4096]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(256, 6) gn_sigmoid_mul_add_c444c9_ldcs(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    loadVecCs(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+    float v0[4]; // %0 = sigmoid
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::sigmoid(r.a0[l]);
+    float v1[4]; // s = mul
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v1[l] = (v0[l] * r.a0[l]);
+    float v2[4];
+    kiln::loadVec<4>(in_bias + ((ii % 4096)), v2);
+    float v3[4]; // z = add
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v3[l] = (v1[l] + v2[l]);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = v3[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    kiln::loadVec<4>(in_gamma + (ii % 4096), gw);
+    float gb[4];
+    kiln::loadVec<4>(in_beta + (ii % 4096), gb);
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVec<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  kiln::gnWarp<2097152ll, 64ll, 16, 4, 1, 2, Raw>(loadRaw, finish, store, step, 1e-05f);
+}
+// Kiln GroupNorm: 2097152 slices of 64 elements (64 groups over [32768, 4096]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(256, 6) gn_sigmoid_mul_add_c444c9_cs(const float *__restrict__ in_y, const float *__restrict__ in_bias, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    loadVecCs(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+    float v0[4]; // %0 = sigmoid
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::sigmoid(r.a0[l]);
+    float v1[4]; // s = mul
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v1[l] = (v0[l] * r.a0[l]);
+    float v2[4];
+    kiln::loadVec<4>(in_bias + ((ii % 4096)), v2);
+    float v3[4]; // z = add
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v3[l] = (v1[l] + v2[l]);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = v3[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    kiln::loadVec<4>(in_gamma + (ii % 4096), gw);
+    float gb[4];
+    kiln::loadVec<4>(in_beta + (ii % 4096), gb);
+    float gy[4]; // out = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    kiln::storeVecStreaming<4>(out_out + ii, gy);
+  };
+  auto step = [&] {  };
+  kiln::gnWarp<2097152ll, 64ll, 16, 4, 1, 2, Raw>(loadRaw, finish, store, step, 1e-05f);
 }
 static const GenVariant l2_37_variants[] = {
-    {"r4b4", (void *)gn_sigmoid_mul_add_0826cc_r4b4, 528},
-    {"r2b6", (void *)gn_sigmoid_mul_add_0826cc_r2b6, 792},
-    {"r2b8", (void *)gn_sigmoid_mul_add_0826cc_r2b8, 1056},
-    {"r4b5", (void *)gn_sigmoid_mul_add_0826cc_r4b5, 660},
-    {"r8b2", (void *)gn_sigmoid_mul_add_0826cc_r8b2, 264},
-    {"r8b3", (void *)gn_sigmoid_mul_add_0826cc_r8b3, 396},
+    {"r4b4", (void *)gn_sigmoid_mul_add_c444c9_r4b4, 528},
+    {"r2b6", (void *)gn_sigmoid_mul_add_c444c9_r2b6, 792},
+    {"r2b8", (void *)gn_sigmoid_mul_add_c444c9_r2b8, 1056},
+    {"r4b5", (void *)gn_sigmoid_mul_add_c444c9_r4b5, 660},
+    {"r8b2", (void *)gn_sigmoid_mul_add_c444c9_r8b2, 264},
+    {"r8b3", (void *)gn_sigmoid_mul_add_c444c9_r8b3, 396},
+    {"gen", (void *)gn_sigmoid_mul_add_c444c9_gen, 792},
+    {"stcs", (void *)gn_sigmoid_mul_add_c444c9_stcs, 792},
+    {"ldcs", (void *)gn_sigmoid_mul_add_c444c9_ldcs, 792},
+    {"cs", (void *)gn_sigmoid_mul_add_c444c9_cs, 792},
 };
 // Kiln GroupNorm: 524288 slices of 16 elements (512 groups over [1024, 8192]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 4) gn_leaky_relu_add_6a9e3e_r4b4(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 4) gn_leaky_relu_add_a43ac4_r4b4(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -407,7 +827,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) gn_leaky_relu_add_6a9e3e_r4
 }
 // Kiln GroupNorm: 524288 slices of 16 elements (512 groups over [1024, 8192]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 6) gn_leaky_relu_add_6a9e3e_r2b6(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 6) gn_leaky_relu_add_a43ac4_r2b6(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -440,7 +860,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) gn_leaky_relu_add_6a9e3e_r2
 }
 // Kiln GroupNorm: 524288 slices of 16 elements (512 groups over [1024, 8192]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 8) gn_leaky_relu_add_6a9e3e_r2b8(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 8) gn_leaky_relu_add_a43ac4_r2b8(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -473,7 +893,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) gn_leaky_relu_add_6a9e3e_r2
 }
 // Kiln GroupNorm: 524288 slices of 16 elements (512 groups over [1024, 8192]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 5) gn_leaky_relu_add_6a9e3e_r4b5(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 5) gn_leaky_relu_add_a43ac4_r4b5(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -506,7 +926,7 @@ extern "C" __global__ void __launch_bounds__(256, 5) gn_leaky_relu_add_6a9e3e_r4
 }
 // Kiln GroupNorm: 524288 slices of 16 elements (512 groups over [1024, 8192]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 2) gn_leaky_relu_add_6a9e3e_r8b2(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 2) gn_leaky_relu_add_a43ac4_r8b2(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -539,7 +959,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gn_leaky_relu_add_6a9e3e_r8
 }
 // Kiln GroupNorm: 524288 slices of 16 elements (512 groups over [1024, 8192]), 4-wide vectors.
 
-extern "C" __global__ void __launch_bounds__(256, 3) gn_leaky_relu_add_6a9e3e_r8b3(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+extern "C" __global__ void __launch_bounds__(256, 3) gn_leaky_relu_add_a43ac4_r8b3(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
   struct Raw { float a0[4]; };
   auto loadRaw = [&](kiln::i64 i, Raw &r) {
     kiln::loadVec<4>(in_y + i, r.a0);
@@ -569,12 +989,148 @@ extern "C" __global__ void __launch_bounds__(256, 3) gn_leaky_relu_add_6a9e3e_r8
   };
   auto step = [&] {  };
   kiln::gnWarp<524288ll, 16ll, 4, 4, 1, 8, Raw>(loadRaw, finish, store, step, 1e-05f);
+}
+// Kiln GroupNorm: 524288 slices of 16 elements (512 groups over [1024, 8192]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(256, 6) gn_leaky_relu_add_a43ac4_gen(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    kiln::loadVec<4>(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = r.a0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    kiln::loadVec<4>(in_gamma + (ii % 8192), gw);
+    float gb[4];
+    kiln::loadVec<4>(in_beta + (ii % 8192), gb);
+    float gy[4]; // g = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    float v0[4]; // l = leaky_relu
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::leakyRelu(gy[l], 0.01f);
+    float v1[4]; // out = add
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v1[l] = (v0[l] + v0[l]);
+    kiln::storeVec<4>(out_out + ii, v1);
+  };
+  auto step = [&] {  };
+  kiln::gnWarp<524288ll, 16ll, 4, 4, 1, 2, Raw>(loadRaw, finish, store, step, 1e-05f);
+}
+// Kiln GroupNorm: 524288 slices of 16 elements (512 groups over [1024, 8192]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(256, 6) gn_leaky_relu_add_a43ac4_stcs(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    kiln::loadVec<4>(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = r.a0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    kiln::loadVec<4>(in_gamma + (ii % 8192), gw);
+    float gb[4];
+    kiln::loadVec<4>(in_beta + (ii % 8192), gb);
+    float gy[4]; // g = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    float v0[4]; // l = leaky_relu
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::leakyRelu(gy[l], 0.01f);
+    float v1[4]; // out = add
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v1[l] = (v0[l] + v0[l]);
+    kiln::storeVecStreaming<4>(out_out + ii, v1);
+  };
+  auto step = [&] {  };
+  kiln::gnWarp<524288ll, 16ll, 4, 4, 1, 2, Raw>(loadRaw, finish, store, step, 1e-05f);
+}
+// Kiln GroupNorm: 524288 slices of 16 elements (512 groups over [1024, 8192]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(256, 6) gn_leaky_relu_add_a43ac4_ldcs(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    loadVecCs(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = r.a0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    kiln::loadVec<4>(in_gamma + (ii % 8192), gw);
+    float gb[4];
+    kiln::loadVec<4>(in_beta + (ii % 8192), gb);
+    float gy[4]; // g = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    float v0[4]; // l = leaky_relu
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::leakyRelu(gy[l], 0.01f);
+    float v1[4]; // out = add
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v1[l] = (v0[l] + v0[l]);
+    kiln::storeVec<4>(out_out + ii, v1);
+  };
+  auto step = [&] {  };
+  kiln::gnWarp<524288ll, 16ll, 4, 4, 1, 2, Raw>(loadRaw, finish, store, step, 1e-05f);
+}
+// Kiln GroupNorm: 524288 slices of 16 elements (512 groups over [1024, 8192]), 4-wide vectors.
+
+extern "C" __global__ void __launch_bounds__(256, 6) gn_leaky_relu_add_a43ac4_cs(const float *__restrict__ in_y, const float *__restrict__ in_gamma, const float *__restrict__ in_beta, float *__restrict__ out_out) {
+  struct Raw { float a0[4]; };
+  auto loadRaw = [&](kiln::i64 i, Raw &r) {
+    loadVecCs(in_y + i, r.a0);
+  };
+  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[4]) {
+    const int ii = i;
+    (void)ii;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = r.a0[l];
+  };
+  auto store = [&](kiln::i64 i, float (&y)[4]) {
+    const int ii = i;
+    float gw[4];
+    kiln::loadVec<4>(in_gamma + (ii % 8192), gw);
+    float gb[4];
+    kiln::loadVec<4>(in_beta + (ii % 8192), gb);
+    float gy[4]; // g = group_norm
+#pragma unroll
+    for (int l = 0; l < 4; ++l) gy[l] = y[l] * gw[l] + gb[l];
+    float v0[4]; // l = leaky_relu
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v0[l] = kiln::leakyRelu(gy[l], 0.01f);
+    float v1[4]; // out = add
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v1[l] = (v0[l] + v0[l]);
+    kiln::storeVecStreaming<4>(out_out + ii, v1);
+  };
+  auto step = [&] {  };
+  kiln::gnWarp<524288ll, 16ll, 4, 4, 1, 2, Raw>(loadRaw, finish, store, step, 1e-05f);
 }
 static const GenVariant l2_62_variants[] = {
-    {"r4b4", (void *)gn_leaky_relu_add_6a9e3e_r4b4, 528},
-    {"r2b6", (void *)gn_leaky_relu_add_6a9e3e_r2b6, 792},
-    {"r2b8", (void *)gn_leaky_relu_add_6a9e3e_r2b8, 1056},
-    {"r4b5", (void *)gn_leaky_relu_add_6a9e3e_r4b5, 660},
-    {"r8b2", (void *)gn_leaky_relu_add_6a9e3e_r8b2, 264},
-    {"r8b3", (void *)gn_leaky_relu_add_6a9e3e_r8b3, 396},
+    {"r4b4", (void *)gn_leaky_relu_add_a43ac4_r4b4, 528},
+    {"r2b6", (void *)gn_leaky_relu_add_a43ac4_r2b6, 792},
+    {"r2b8", (void *)gn_leaky_relu_add_a43ac4_r2b8, 1056},
+    {"r4b5", (void *)gn_leaky_relu_add_a43ac4_r4b5, 660},
+    {"r8b2", (void *)gn_leaky_relu_add_a43ac4_r8b2, 264},
+    {"r8b3", (void *)gn_leaky_relu_add_a43ac4_r8b3, 396},
+    {"gen", (void *)gn_leaky_relu_add_a43ac4_gen, 792},
+    {"stcs", (void *)gn_leaky_relu_add_a43ac4_stcs, 792},
+    {"ldcs", (void *)gn_leaky_relu_add_a43ac4_ldcs, 792},
+    {"cs", (void *)gn_leaky_relu_add_a43ac4_cs, 792},
 };
