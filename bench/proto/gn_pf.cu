@@ -1,15 +1,15 @@
-// Prototype: L2 prefetch in Kiln's generated GroupNorm kernels (NOTES v5).
-// Standalone (nvcc -O3 -std=c++17 -arch=sm_90 -Itemplates -Ibench/proto);
-// arguments: how many times to repeat the set (default 3), and optionally
-// a word of the family to run alone (e.g. L2_37).
+// Prototype: schedule variants of Kiln's generated GroupNorm kernels
+// (bench/NOTES.md v5). Standalone (nvcc -O3 -std=c++17 -arch=sm_90
+// -Itemplates -Ibench/proto); arguments: how many times to repeat the set
+// (default 3), and optionally a word of the family to run alone (e.g. L2_37).
 //
-// gen_pf.cuh (make_gen_pf.py) holds each flagship GroupNorm kernel as Kiln
-// generates it, in variants that differ only in the prefetch: gnTeam
-// prefetches a block's next part into L2 (after the vectors in registers)
-// while the team waits, up to the length in its name, and with suffix s
-// keeps that far ahead of the loads through the streaming pass (pf0: none;
-// the gnWarp kernels have only pf0). Every variant must give the bits of
-// pf0 on random input; each is timed (CUDA events, median of 9) beside a
+// gen_pf.cuh, written by `python3 bench/proto/make_gen_pf.py
+// build/frontend/kiln` from the repository root, holds each flagship
+// GroupNorm kernel as Kiln generates it, in variants that differ in one
+// thing: gnTeam's L2 prefetch length (pf0: none), gnWarp's slices per team
+// and blocks per SM (rRbB), and cache hints on the as-generated kernel (gen,
+// stcs, ldcs, cs). Every variant must give the bits of the family's first
+// variant on random input; each is timed (CUDA events, median of 9) beside a
 // device-to-device copy of the same bytes.
 #include "gen_pf.cuh"
 #include "proto_util.cuh"
@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
       CK(cudaMemset(o, 0xff, f.n * 4));
       launch(v, o);
       CK(cudaDeviceSynchronize());
-      std::printf("check %-28s pf %-10s maxdiff vs pf0 %.3g\n", f.name, v.name,
+      std::printf("check %-28s %-10s maxdiff vs first %.3g\n", f.name, v.name,
                   diffOf(ref, o, f.n));
     }
     for (int r = 0; r < reps; ++r) {
@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
                   copy, 2.0 * f.n * 4 / copy / 1e9);
       for (auto &v : f.variants) {
         const double ms = tm.median([&] { launch(v, o); }, 2, 9);
-        std::printf("  pf %-10s %.4f ms  %5.1f%% of this copy, %.3f TB/s\n",
+        std::printf("  %-10s %.4f ms  %5.1f%% of this copy, %.3f TB/s\n",
                     v.name, ms, 100 * copy / ms, 2.0 * f.n * 4 / ms / 1e9);
       }
     }

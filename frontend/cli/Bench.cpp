@@ -163,33 +163,31 @@ int runBench(const ParsedArgs &args) {
       return reportError(t.takeError());
     total.push_back(*t);
   }
-  // A run without the per-kernel events, for host overhead per launch.
-  std::vector<double> plainUs;
-  for (int i = 0; i < iters; ++i) {
-    auto h0 = std::chrono::steady_clock::now();
-    if (llvm::Error e = s->run())
-      return reportError(std::move(e));
-    plainUs.push_back(std::chrono::duration<double, std::micro>(
-                          std::chrono::steady_clock::now() - h0)
-                          .count());
-    if (llvm::Error e = dev.synchronize())
-      return reportError(std::move(e));
-  }
-  // Runs submitted back to back, the GPU still busy with the earlier ones:
-  // the host's own cost per launch, without an idle GPU and driver to wake.
-  std::vector<double> queuedUs;
-  for (int i = 0; i < iters; ++i) {
-    auto h0 = std::chrono::steady_clock::now();
-    if (llvm::Error e = s->run())
-      return reportError(std::move(e));
-    queuedUs.push_back(std::chrono::duration<double, std::micro>(
-                           std::chrono::steady_clock::now() - h0)
-                           .count());
-  }
-  if (llvm::Error e = dev.synchronize())
-    return reportError(std::move(e));
-  const double perIdle = median(plainUs) / std::max<size_t>(nk, 1),
-               perQueued = median(queuedUs) / std::max<size_t>(nk, 1);
+  // Host time per launch, from runs without the per-kernel events: from
+  // idle (each run submitted after the previous one finished), and queued
+  // (runs submitted back to back while the GPU is busy with earlier ones:
+  // the host's own cost, without an idle GPU and driver to wake).
+  auto hostUsPerLaunch = [&](bool fromIdle) -> llvm::Expected<double> {
+    std::vector<double> us;
+    for (int i = 0; i < iters; ++i) {
+      auto h0 = std::chrono::steady_clock::now();
+      if (llvm::Error e = s->run())
+        return e;
+      us.push_back(std::chrono::duration<double, std::micro>(
+                       std::chrono::steady_clock::now() - h0)
+                       .count());
+      if (fromIdle || i + 1 == iters)
+        if (llvm::Error e = dev.synchronize())
+          return e;
+    }
+    return median(us) / std::max<size_t>(nk, 1);
+  };
+  auto perIdle = hostUsPerLaunch(true);
+  if (!perIdle)
+    return reportError(perIdle.takeError());
+  auto perQueued = hostUsPerLaunch(false);
+  if (!perQueued)
+    return reportError(perQueued.takeError());
   auto bw = copyBandwidth(dev, 10);
   if (!bw)
     return reportError(bw.takeError());
@@ -200,8 +198,8 @@ int runBench(const ParsedArgs &args) {
   j["copy_gbps"] = *bw / 1e9;
   j["compile_ms"] = s->compileSeconds * 1e3;
   j["intermediate_bytes"] = exe.intermediateBytes();
-  j["host_us_per_launch"] = perIdle;
-  j["host_us_per_launch_queued"] = perQueued;
+  j["host_us_per_launch"] = *perIdle;
+  j["host_us_per_launch_queued"] = *perQueued;
   llvm::outs() << fmt::format("{} on {}: copy bandwidth {:.0f} GB/s "
                               "(read + write), median of {} runs\n",
                               graph.name(), dev.info().name, *bw / 1e9, iters);
@@ -231,7 +229,7 @@ int runBench(const ParsedArgs &args) {
   llvm::outs() << fmt::format(
       "  compile + load {:.1f} ms; host time per launch {:.2f} us from "
       "idle, {:.2f} us queued; intermediates {:.1f} MiB\n",
-      s->compileSeconds * 1e3, perIdle, perQueued,
+      s->compileSeconds * 1e3, *perIdle, *perQueued,
       exe.intermediateBytes() / double(1 << 20));
 
   if (!outputFiles->empty()) {
