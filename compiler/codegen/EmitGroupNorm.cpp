@@ -168,13 +168,11 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   // The streamed loads index with the 64-bit i, the rest with ii: loads at
   // a 32-bit index made L1_35's kernel 7% slower (4.63 against 4.31 ms, one
   // process), stores at i 5% slower (4.54 ms).
-  std::string rawType = "  struct Raw {", loadRaw, prefetch;
+  std::string rawType = "  struct Raw {", loadRaw;
   for (size_t i = 0; i < streamed.size(); ++i) {
     rawType += fmt::format(" float a{}[{}];", i, vec);
     loadRaw += fmt::format("    kiln::loadVec<{}>({} + i, r.a{});\n", vec,
                            pl.of(streamed[i]), i);
-    prefetch +=
-        fmt::format(" kiln::prefetchL2({} + i, bytes);", pl.of(streamed[i]));
     pro.bind(streamed[i], fmt::format("r.a{}", i));
   }
   rawType += " };\n";
@@ -243,7 +241,7 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   const float eps = static_cast<float>(gn.getFloat("eps"));
   EmittedKernel k;
   k.params = pl.params;
-  std::string call, header;
+  std::string call, header, prefetch;
   if (s.slice <= kWarpMaxSlice) {
     // One vector per lane where the slice allows; then as many slices
     // per team as keep 8 (light lanes, six blocks per SM) or 16 floats per
@@ -271,7 +269,6 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     k.strategy = fmt::format("registers: {} lanes x {} x {} floats per "
                              "slice, {} slices per team at once",
                              team, chunks, vec, rows);
-    prefetch.clear();
   } else {
     TeamPlan p = planTeams(s, vec, t);
     k.block = kTeamThreads;
@@ -288,9 +285,11 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     counters.zeroed = true;
     k.params.push_back(sums);
     k.params.push_back(counters);
-    prefetch = fmt::format(
-        "  auto prefetch = [&](kiln::i64 i, unsigned bytes) {{{} }};\n",
-        prefetch);
+    // prefetch(i, bytes): every streamed input into L2 ahead of loadRaw.
+    prefetch = "  auto prefetch = [&](kiln::i64 i, unsigned bytes) {";
+    for (const Value *v : streamed)
+      prefetch += fmt::format(" kiln::prefetchL2({} + i, bytes);", pl.of(v));
+    prefetch += " };\n";
     call = fmt::format(
         "  kiln::gnTeam<{}ll, {}ll, {}, {}, {}, {}ll, {}ll, Raw>(loadRaw, "
         "finish, store, step, {}f, sums, counters, prefetch, {}ll);\n",
