@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes gen_pf.cuh (not kept in git): Kiln's generated GroupNorm kernels
 of the flagship workloads, as `KILN_PRINT_SOURCE=1 kiln compile` prints them
-(usage: make_gen_pf.py path/to/kiln, from the repository root), in variants that differ only
-in their schedule: gnTeam kernels in gnTeam's L2 prefetch (the lengths in
+(usage: make_gen_pf.py path/to/kiln, from the repository root), in variants
+that differ only in their schedule: gnTeam kernels in gnTeam's L2 prefetch (the lengths in
 TEAM_LENS: elements of a block's part kept in flight into L2 ahead of the
 loads), gnWarp kernels in slices per team at once and blocks per SM
 (WARP_SHAPES); and every kernel as generated with cache hints (HINTS:
@@ -47,9 +47,10 @@ for stem, n in WORKLOADS.items():
     for name, body in kernels(printed):
         body = "\n".join(l for l in body.splitlines() if not l.startswith("#include"))
         if "kiln::gnTeam<" in body:
-            for n in TEAM_LENS:
-                v = re.sub(r"prefetch, \d+ll\);", f"prefetch, {n}ll);", body)
-                suffix = f"pf{n}"
+            for length in TEAM_LENS:
+                v = re.sub(r"prefetch, \d+ll\);", f"prefetch, {length}ll);",
+                           body)
+                suffix = f"pf{length}"
                 out.append(v.replace(name, f"{name}_{suffix}"))
                 table.append((suffix, f"{name}_{suffix}", 0))
         else:
