@@ -315,6 +315,24 @@ llvm::Error Executable::run(llvm::ArrayRef<rt::DevicePtr> inputs,
     }
     ptr[v->id()] = outputs[i];
   }
+  // Every kernel's arguments: kernel ki's are args[begin[ki], begin[ki+1]).
+  llvm::SmallVector<rt::DevicePtr, 32> args;
+  llvm::SmallVector<size_t, 8> begin;
+  for (size_t ki = 0; ki < kernels_.size(); ++ki) {
+    begin.push_back(args.size());
+    size_t w = 0;
+    for (const KernelParam &p : kernels_[ki].params)
+      args.push_back(p.kind == KernelParam::Kind::Tensor
+                         ? ptr[p.value->id()]
+                         : workspaces_[ki][w++].ptr());
+  }
+  begin.push_back(args.size());
+  if (!trace && graphLaunches_) {
+    std::lock_guard<std::mutex> lock(graphMutex_);
+    if (!graphFailure_.empty())
+      return launchDirect(args, begin, stream, nullptr);
+    return launchGraph(args, begin, stream);
+  }
   if (trace) {
     trace->events.clear();
     for (size_t i = 0; i <= kernels_.size(); ++i) {
@@ -324,31 +342,40 @@ llvm::Error Executable::run(llvm::ArrayRef<rt::DevicePtr> inputs,
       trace->events.push_back(std::move(*ev));
     }
   }
+  return launchDirect(args, begin, stream, trace);
+}
+
+static rt::LaunchConfig launchConfig(const EmittedKernel &k) {
+  rt::LaunchConfig cfg;
+  cfg.grid[0] = k.grid;
+  cfg.grid[1] = k.gridY;
+  cfg.block[0] = k.block;
+  cfg.sharedBytes = k.sharedBytes;
+  cfg.cooperative = k.cooperative;
+  return cfg;
+}
+
+/// The driver's kernelParams for args[from, to): a pointer to each value.
+static llvm::SmallVector<void *, 8> kernelParams(rt::DevicePtr *args,
+                                                 size_t from, size_t to) {
+  llvm::SmallVector<void *, 8> argv;
+  for (size_t i = from; i < to; ++i)
+    argv.push_back(&args[i]);
+  return argv;
+}
+
+llvm::Error Executable::launchDirect(llvm::MutableArrayRef<rt::DevicePtr> args,
+                                     llvm::ArrayRef<size_t> begin,
+                                     rt::StreamHandle stream, RunTrace *trace) {
   for (size_t ki = 0; ki < kernels_.size(); ++ki) {
     const EmittedKernel &k = kernels_[ki];
-    llvm::SmallVector<rt::DevicePtr, 8> args;
-    size_t w = 0;
-    for (const KernelParam &p : k.params) {
-      if (p.kind == KernelParam::Kind::Tensor) {
-        args.push_back(ptr[p.value->id()]);
-        continue;
-      }
-      args.push_back(workspaces_[ki][w++].ptr());
-    }
-    llvm::SmallVector<void *, 8> argv;
-    for (rt::DevicePtr &a : args)
-      argv.push_back(&a);
+    llvm::SmallVector<void *, 8> argv =
+        kernelParams(args.data(), begin[ki], begin[ki + 1]);
     if (trace)
       if (llvm::Error e = trace->events[ki].record(stream))
         return e;
-    rt::LaunchConfig cfg;
-    cfg.grid[0] = k.grid;
-    cfg.grid[1] = k.gridY;
-    cfg.block[0] = k.block;
-    cfg.sharedBytes = k.sharedBytes;
-    cfg.cooperative = k.cooperative;
-    if (llvm::Error e =
-            device_->launch(functions_[ki], cfg, argv.data(), stream))
+    if (llvm::Error e = device_->launch(functions_[ki], launchConfig(k),
+                                        argv.data(), stream))
       return llvm::joinErrors(userError("launching kernel {} failed:", k.name),
                               std::move(e));
   }
@@ -356,6 +383,66 @@ llvm::Error Executable::run(llvm::ArrayRef<rt::DevicePtr> inputs,
     if (llvm::Error e = trace->events.back().record(stream))
       return e;
   return llvm::Error::success();
+}
+
+llvm::Error Executable::launchGraph(llvm::ArrayRef<rt::DevicePtr> args,
+                                    llvm::ArrayRef<size_t> begin,
+                                    rt::StreamHandle stream) {
+  if (kernels_.empty())
+    return llvm::Error::success();
+  if (!launchGraph_) {
+    // Recorded on the first run; a graph the driver refuses (e.g. a
+    // cooperative grid that cannot fit) leaves launches direct, where the
+    // error, if it is one, says what does not fit.
+    graphArgs_.assign(args.begin(), args.end());
+    std::vector<llvm::SmallVector<void *, 8>> argvs;
+    std::vector<rt::GraphLaunch> launches;
+    for (size_t ki = 0; ki < kernels_.size(); ++ki) {
+      argvs.push_back(
+          kernelParams(graphArgs_.data(), begin[ki], begin[ki + 1]));
+      launches.push_back(
+          {functions_[ki], launchConfig(kernels_[ki]), argvs.back().data()});
+    }
+    llvm::Expected<rt::LaunchGraph> g = device_->recordGraph(launches);
+    if (!g) {
+      graphFailure_ = llvm::toString(g.takeError());
+      llvm::SmallVector<rt::DevicePtr, 32> copy(args.begin(), args.end());
+      return launchDirect(copy, begin, stream, nullptr);
+    }
+    launchGraph_ = std::move(*g);
+  } else {
+    // A kernel whose buffers changed since the last run gets its new
+    // arguments; the others keep theirs.
+    for (size_t ki = 0; ki < kernels_.size(); ++ki) {
+      auto now = args.slice(begin[ki], begin[ki + 1] - begin[ki]);
+      if (std::equal(now.begin(), now.end(), graphArgs_.begin() + begin[ki]))
+        continue;
+      std::copy(now.begin(), now.end(), graphArgs_.begin() + begin[ki]);
+      llvm::SmallVector<void *, 8> argv =
+          kernelParams(graphArgs_.data(), begin[ki], begin[ki + 1]);
+      if (llvm::Error e = launchGraph_.setArgs(ki, argv.data()))
+        return llvm::joinErrors(
+            userError("updating kernel {}'s arguments failed:",
+                      kernels_[ki].name),
+            std::move(e));
+    }
+  }
+  if (llvm::Error e = launchGraph_.launch(stream))
+    return llvm::joinErrors(
+        userError("launching the graph of {} kernel(s) failed:",
+                  kernels_.size()),
+        std::move(e));
+  return llvm::Error::success();
+}
+
+std::string Executable::launchMode() const {
+  std::lock_guard<std::mutex> lock(graphMutex_);
+  if (!graphLaunches_)
+    return "direct (one driver call per kernel)";
+  if (!graphFailure_.empty())
+    return "direct: the driver refused the CUDA graph (" + graphFailure_ + ")";
+  return fmt::format("CUDA graph ({} kernel(s), one driver call per run)",
+                     kernels_.size());
 }
 
 } // namespace kiln

@@ -27,6 +27,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -81,15 +82,37 @@ public:
   /// Runs the graph. One device pointer per graph input, parameter and
   /// output, in graph order. Asynchronous on `stream`; `trace`, if given,
   /// gets an event before each kernel and one after the last.
+  ///
+  /// The kernels are launched as one CUDA graph, recorded on the first run
+  /// without a trace; a later run whose buffers differ updates the arguments
+  /// of the kernels they reach. With a trace, or after setGraphLaunches
+  /// (false), each kernel is launched on its own. Runs of one Executable
+  /// share its intermediate buffers and workspaces: run it on one stream at
+  /// a time (concurrent calls are safe but would race on the GPU).
   llvm::Error run(llvm::ArrayRef<rt::DevicePtr> inputs,
                   llvm::ArrayRef<rt::DevicePtr> params,
                   llvm::ArrayRef<rt::DevicePtr> outputs,
                   rt::StreamHandle stream = nullptr, RunTrace *trace = nullptr);
 
+  /// Launch as one CUDA graph (the default) or kernel by kernel.
+  void setGraphLaunches(bool on) {
+    std::lock_guard<std::mutex> lock(graphMutex_);
+    graphLaunches_ = on;
+  }
+  /// How run() launches, in words (and why not as a graph, if it cannot).
+  std::string launchMode() const;
+
 private:
   Executable() = default;
   llvm::Error buildKernels(const CompileOptions &opts);
   llvm::Error planMemory();
+  /// Kernel ki's arguments are args[begin[ki], begin[ki + 1]).
+  llvm::Error launchDirect(llvm::MutableArrayRef<rt::DevicePtr> args,
+                           llvm::ArrayRef<size_t> begin,
+                           rt::StreamHandle stream, RunTrace *trace);
+  llvm::Error launchGraph(llvm::ArrayRef<rt::DevicePtr> args,
+                          llvm::ArrayRef<size_t> begin,
+                          rt::StreamHandle stream);
 
   std::unique_ptr<Graph> graph_;
   FusionPlan plan_;
@@ -105,6 +128,12 @@ private:
   std::vector<rt::Buffer> slots_;
   std::vector<std::vector<rt::Buffer>> workspaces_; // per kernel
   uint64_t planBytes_ = 0;
+  /// The launches as a CUDA graph, and the arguments it holds.
+  mutable std::mutex graphMutex_;
+  bool graphLaunches_ = true;
+  rt::LaunchGraph launchGraph_;
+  std::vector<rt::DevicePtr> graphArgs_;
+  std::string graphFailure_; // why the driver refused the graph
 };
 
 /// The target of the GPU (when `device` is set) or defaultTarget(arch).

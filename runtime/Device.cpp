@@ -45,6 +45,25 @@ std::string bytesText(size_t bytes) {
   return fmt::format("{:.2f} GiB", bytes / double(1u << 30));
 }
 
+std::string launchShapeText(const LaunchConfig &cfg) {
+  const unsigned *g = cfg.grid, *b = cfg.block;
+  return fmt::format("grid ({}, {}, {}), block ({}, {}, {}), {} dynamic shared",
+                     g[0], g[1], g[2], b[0], b[1], b[2],
+                     bytesText(cfg.sharedBytes));
+}
+
+CUDA_KERNEL_NODE_PARAMS nodeParams(void *function, const LaunchConfig &cfg,
+                                   void **args) {
+  CUDA_KERNEL_NODE_PARAMS p = {};
+  p.func = cuFn(function);
+  p.gridDimX = cfg.grid[0], p.gridDimY = cfg.grid[1], p.gridDimZ = cfg.grid[2];
+  p.blockDimX = cfg.block[0], p.blockDimY = cfg.block[1];
+  p.blockDimZ = cfg.block[2];
+  p.sharedMemBytes = cfg.sharedBytes;
+  p.kernelParams = args;
+  return p;
+}
+
 /// With the legacy default stream (nullptr) Device's copies and fills finish
 /// before they return; on a stream of the caller's they are only ordered.
 llvm::Error finishIfDefault(StreamHandle stream, llvm::StringRef call) {
@@ -122,6 +141,44 @@ llvm::Expected<float> Event::elapsedSince(const Event &start) const {
                 "cuEventElapsedTime"))
     return e;
   return ms;
+}
+
+// --- LaunchGraph -----------------------------------------------------------
+
+LaunchGraph::LaunchGraph(LaunchGraph &&o) noexcept
+    : graph_(std::exchange(o.graph_, nullptr)),
+      exec_(std::exchange(o.exec_, nullptr)), nodes_(std::move(o.nodes_)),
+      launches_(std::move(o.launches_)) {}
+
+LaunchGraph &LaunchGraph::operator=(LaunchGraph &&o) noexcept {
+  std::swap(graph_, o.graph_);
+  std::swap(exec_, o.exec_);
+  std::swap(nodes_, o.nodes_);
+  std::swap(launches_, o.launches_);
+  return *this;
+}
+
+LaunchGraph::~LaunchGraph() {
+  // The executable graph refers to the graph's nodes: it goes first.
+  if (exec_)
+    drv().cuGraphExecDestroy(static_cast<CUgraphExec>(exec_));
+  if (graph_)
+    drv().cuGraphDestroy(static_cast<CUgraph>(graph_));
+}
+
+llvm::Error LaunchGraph::setArgs(size_t i, void **args) {
+  assert(i < launches_.size() && "no such launch in the graph");
+  const auto &[function, cfg] = launches_[i];
+  CUDA_KERNEL_NODE_PARAMS p = nodeParams(function, cfg, args);
+  return check(drv().cuGraphExecKernelNodeSetParams(
+                   static_cast<CUgraphExec>(exec_),
+                   static_cast<CUgraphNode>(nodes_[i]), &p),
+               "cuGraphExecKernelNodeSetParams", launchShapeText(cfg));
+}
+
+llvm::Error LaunchGraph::launch(StreamHandle stream) {
+  return check(drv().cuGraphLaunch(static_cast<CUgraphExec>(exec_), cu(stream)),
+               "cuGraphLaunch", fmt::format("{} kernel(s)", launches_.size()));
 }
 
 // --- Device -----------------------------------------------------------------
@@ -334,9 +391,7 @@ llvm::Error Device::launch(void *function, const LaunchConfig &cfg, void **args,
   }
   if (r == CUDA_SUCCESS)
     return llvm::Error::success();
-  std::string shape = fmt::format(
-      "grid ({}, {}, {}), block ({}, {}, {}), {} dynamic shared", g[0], g[1],
-      g[2], b[0], b[1], b[2], bytesText(cfg.sharedBytes));
+  std::string shape = launchShapeText(cfg);
   if (cfg.cooperative && r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
     // Say how far over the limit the grid is.
     uint64_t blocks = uint64_t(g[0]) * g[1] * g[2];
@@ -356,6 +411,45 @@ llvm::Error Device::launch(void *function, const LaunchConfig &cfg, void **args,
   return check(
       r, cfg.cooperative ? "cuLaunchKernelEx (cooperative)" : "cuLaunchKernel",
       shape);
+}
+
+llvm::Expected<LaunchGraph>
+Device::recordGraph(llvm::ArrayRef<GraphLaunch> launches) {
+  const DriverApi &api = drv();
+  LaunchGraph lg;
+  CUgraph graph = nullptr;
+  if (llvm::Error e = check(api.cuGraphCreate(&graph, 0), "cuGraphCreate"))
+    return e;
+  lg.graph_ = graph;
+  CUgraphNode prev = nullptr;
+  for (const GraphLaunch &l : launches) {
+    CUDA_KERNEL_NODE_PARAMS p = nodeParams(l.function, l.cfg, l.args);
+    CUgraphNode node = nullptr;
+    if (llvm::Error e =
+            check(api.cuGraphAddKernelNode(&node, graph, prev ? &prev : nullptr,
+                                           prev ? 1 : 0, &p),
+                  "cuGraphAddKernelNode", launchShapeText(l.cfg)))
+      return e;
+    if (l.cfg.cooperative) {
+      CUkernelNodeAttrValue v = {};
+      v.cooperative = 1;
+      if (llvm::Error e =
+              check(api.cuGraphKernelNodeSetAttribute(
+                        node, CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE, &v),
+                    "cuGraphKernelNodeSetAttribute", "cooperative"))
+        return e;
+    }
+    lg.nodes_.push_back(node);
+    lg.launches_.emplace_back(l.function, l.cfg);
+    prev = node;
+  }
+  CUgraphExec exec = nullptr;
+  if (llvm::Error e =
+          check(api.cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate",
+                fmt::format("{} kernel(s)", launches.size())))
+    return e;
+  lg.exec_ = exec;
+  return lg;
 }
 
 llvm::Expected<std::pair<size_t, size_t>> Device::memoryInfo() const {

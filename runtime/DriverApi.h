@@ -55,7 +55,15 @@ namespace kiln::rt {
   X(cuFuncSetAttribute)                                                        \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                               \
   X(cuLaunchKernel)                                                            \
-  X(cuLaunchKernelEx)
+  X(cuLaunchKernelEx)                                                          \
+  X(cuGraphCreate)                                                             \
+  X(cuGraphDestroy)                                                            \
+  X(cuGraphAddKernelNode)                                                      \
+  X(cuGraphKernelNodeSetAttribute)                                             \
+  X(cuGraphInstantiate)                                                        \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuGraphExecKernelNodeSetParams)                                            \
+  X(cuGraphLaunch)
 
 struct DriverApi {
   void *handle = nullptr;

@@ -166,7 +166,8 @@ int runBench(const ParsedArgs &args) {
   // Host time per launch, from runs without the per-kernel events: from
   // idle (each run submitted after the previous one finished), and queued
   // (runs submitted back to back while the GPU is busy with earlier ones:
-  // the host's own cost, without an idle GPU and driver to wake).
+  // the host's own cost, without an idle GPU and driver to wake). Both as
+  // run() launches (one CUDA graph) and kernel by kernel, for comparison.
   auto hostUsPerLaunch = [&](bool fromIdle) -> llvm::Expected<double> {
     std::vector<double> us;
     for (int i = 0; i < iters; ++i) {
@@ -182,12 +183,18 @@ int runBench(const ParsedArgs &args) {
     }
     return median(us) / std::max<size_t>(nk, 1);
   };
-  auto perIdle = hostUsPerLaunch(true);
-  if (!perIdle)
-    return reportError(perIdle.takeError());
-  auto perQueued = hostUsPerLaunch(false);
-  if (!perQueued)
-    return reportError(perQueued.takeError());
+  double host[2][2]; // [graph, direct][idle, queued]
+  for (int mode = 0; mode < 2; ++mode) {
+    s->exe->setGraphLaunches(mode == 0);
+    for (int q = 0; q < 2; ++q) {
+      auto us = hostUsPerLaunch(q == 0);
+      if (!us)
+        return reportError(us.takeError());
+      host[mode][q] = *us;
+    }
+  }
+  s->exe->setGraphLaunches(true);
+  std::string launchMode = exe.launchMode();
   auto bw = copyBandwidth(dev, 10);
   if (!bw)
     return reportError(bw.takeError());
@@ -198,8 +205,11 @@ int runBench(const ParsedArgs &args) {
   j["copy_gbps"] = *bw / 1e9;
   j["compile_ms"] = s->compileSeconds * 1e3;
   j["intermediate_bytes"] = exe.intermediateBytes();
-  j["host_us_per_launch"] = *perIdle;
-  j["host_us_per_launch_queued"] = *perQueued;
+  j["launch"] = launchMode;
+  j["host_us_per_launch"] = host[0][0];
+  j["host_us_per_launch_queued"] = host[0][1];
+  j["host_us_per_launch_direct"] = host[1][0];
+  j["host_us_per_launch_direct_queued"] = host[1][1];
   llvm::outs() << fmt::format("{} on {}: copy bandwidth {:.0f} GB/s "
                               "(read + write), median of {} runs\n",
                               graph.name(), dev.info().name, *bw / 1e9, iters);
@@ -227,10 +237,12 @@ int runBench(const ParsedArgs &args) {
       "copy bandwidth ({:.0f}%)\n",
       tms, nk, bytes / 1e9, bytes / *bw * 1e3, 100 * (bytes / *bw * 1e3) / tms);
   llvm::outs() << fmt::format(
-      "  compile + load {:.1f} ms; host time per launch {:.2f} us from "
-      "idle, {:.2f} us queued; intermediates {:.1f} MiB\n",
-      s->compileSeconds * 1e3, *perIdle, *perQueued,
-      exe.intermediateBytes() / double(1 << 20));
+      "  compile + load {:.1f} ms; intermediates {:.1f} MiB\n"
+      "  launch: {}\n"
+      "  host time per kernel launched: {:.2f} us from idle, {:.2f} us "
+      "queued (kernel by kernel: {:.2f} / {:.2f} us)\n",
+      s->compileSeconds * 1e3, exe.intermediateBytes() / double(1 << 20),
+      launchMode, host[0][0], host[0][1], host[1][0], host[1][1]);
 
   if (!outputFiles->empty()) {
     auto outs = s->downloadOutputs();
@@ -265,10 +277,13 @@ const CommandSpec &benchCommand() {
       "median of\n--iters runs, per kernel and in total, with CUDA events. "
       "Reports each kernel's\nbytes (inputs read once, outputs written "
       "once), GB/s and the fraction of the\ndevice's copy bandwidth, "
-      "measured in the same process, and the host time per\nlaunch: from "
-      "idle (each run submitted after the last one finished) and\nqueued "
-      "(runs submitted back to back). Inputs are uniform [0, 1) random "
-      "unless\ngiven (named dims then need --bind).",
+      "measured in the same process.\nThe timed runs launch kernel by "
+      "kernel, with an event between kernels. Host\ntime per kernel "
+      "launched is given from idle (each run submitted after the "
+      "last\none finished) and queued (runs submitted back to back), for "
+      "runs launched as\none CUDA graph (as Kiln runs a graph) and kernel "
+      "by kernel. Inputs are uniform\n[0, 1) random unless given (named "
+      "dims then need --bind).",
       {
           {"--input", "NAME=FILE", "an input as .npy or .safetensors", true},
           {"--bind", "NAME=SIZE", "bind a named dim for random inputs", true},

@@ -257,9 +257,12 @@ const CommandSpec &runCommand() {
       "Runs FILE on the given inputs. Named dims are bound from the input "
       "shapes.\nParameters come from --params by name, else from their "
       "initialisers in FILE.\nEach output is summarised on stdout and, "
-      "with --output, written as .npy in the\ngraph's dtype. GPU code "
-      "generation is not built yet: this runs the float64\nreference "
-      "evaluator on the CPU, meant for small shapes.",
+      "with --output, written as .npy in the\ngraph's dtype. On a GPU "
+      "(--device auto or gpu) the graph is compiled to fused\nkernels "
+      "through the kernel cache and run there; --check compares with the "
+      "float64\nreference. With --device cpu, or when there is no GPU, "
+      "the float64 reference\nevaluator runs on the CPU, meant for small "
+      "shapes.",
       {
           {"--input", "NAME=FILE",
            "an input as .npy, or the tensor NAME of a .safetensors file "

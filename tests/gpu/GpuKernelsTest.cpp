@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 
 namespace kiln {
 namespace {
@@ -83,9 +84,11 @@ void expectMatches(const Case &c, const Graph &g, GpuSession &s,
   }
 }
 
-// Two runs of one executable, each on fresh inputs with poisoned outputs:
-// the second also checks that a kernel leaves its workspace (barrier
-// counters, tail keys) as the next launch needs it.
+// Four runs of one executable, each on fresh inputs with poisoned outputs.
+// Run 0 records the CUDA graph, run 1 replays it (and checks that a kernel
+// leaves its workspace, barrier counters and tail keys, as the next launch
+// needs it), run 2 moves the inputs and outputs to new buffers (the graph's
+// arguments are updated), run 3 launches kernel by kernel.
 TEST_P(GpuKernels, MatchesReference) {
   const Case &c = GetParam();
   auto g = parseGraph(c.kg, c.name + ".kg");
@@ -101,17 +104,36 @@ TEST_P(GpuKernels, MatchesReference) {
   CompileOptions opts;
   auto s = prepareGpu(**g, inputs, nullptr, "", opts);
   ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
-  for (int run = 0; run < 2; ++run) {
+  rt::Device &dev = *s->exe->device();
+  // The old buffers stay allocated, so that no new one reuses an address.
+  std::vector<rt::Buffer> retired;
+  auto moveTo = [&](std::vector<rt::Buffer> &bs) {
+    for (rt::Buffer &b : bs) {
+      auto fresh = dev.alloc(b.size());
+      ASSERT_TRUE(static_cast<bool>(fresh))
+          << llvm::toString(fresh.takeError());
+      retired.push_back(std::exchange(b, std::move(*fresh)));
+    }
+  };
+  for (int run = 0; run < 4; ++run) {
+    if (run == 2) {
+      moveTo(s->inputs);
+      moveTo(s->outputs);
+    }
+    s->exe->setGraphLaunches(run < 3);
     if (run > 0) {
       inputs = fresh();
       for (size_t i = 0; i < inputs.size(); ++i)
-        ASSERT_FALSE(static_cast<bool>(s->exe->device()->copyToDevice(
+        ASSERT_FALSE(static_cast<bool>(dev.copyToDevice(
             s->inputs[i].ptr(), inputs[i].bytes.data(), inputs[i].byteSize())));
     }
     ASSERT_FALSE(static_cast<bool>(s->poisonOutputs()));
     ASSERT_FALSE(static_cast<bool>(s->run()));
     expectMatches(c, **g, *s, inputs, run);
   }
+  s->exe->setGraphLaunches(true);
+  EXPECT_EQ(s->exe->launchMode().rfind("CUDA graph", 0), 0u)
+      << s->exe->launchMode();
   for (const EmittedKernel &k : s->exe->kernels())
     RecordProperty(k.name, k.strategy);
 }

@@ -105,6 +105,73 @@ TEST(Device, ACompiledKernelWritesItsPattern) {
   d->destroyStream(*stream);
 }
 
+// Two launches recorded as a graph (the second cooperative), replayed, then
+// replayed again with the first launch moved to another buffer.
+TEST(Device, AGraphReplaysItsLaunchesWithNewArguments) {
+  std::string why;
+  Device *d = gpu(why);
+  if (!d)
+    GTEST_SKIP() << why;
+  llvm::Expected<CompileResult> c =
+      compileCuda(test::patternRequest(d->info().arch()));
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  llvm::Expected<Module> mod = d->loadModule(c->cubin);
+  ASSERT_TRUE(bool(mod)) << llvm::toString(mod.takeError());
+  llvm::Expected<void *> fn = mod->function("fill_pattern");
+  ASSERT_TRUE(bool(fn)) << llvm::toString(fn.takeError());
+
+  unsigned n = 777, half = n / 2;
+  std::vector<Buffer> bufs;
+  for (int i = 0; i < 3; ++i) {
+    llvm::Expected<Buffer> b = d->alloc(n * sizeof(unsigned));
+    ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+    bufs.push_back(std::move(*b));
+  }
+  DevicePtr p0 = bufs[0].ptr(), p1 = bufs[1].ptr();
+  void *first[] = {&p0, &n}, *second[] = {&p1, &half};
+  LaunchConfig cfg;
+  cfg.grid[0] = (n + 127) / 128;
+  cfg.block[0] = 128;
+  LaunchConfig coop = cfg;
+  coop.cooperative = true;
+  llvm::Expected<LaunchGraph> g =
+      d->recordGraph({{*fn, cfg, first}, {*fn, coop, second}});
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  EXPECT_EQ(g->size(), 2u);
+
+  // Each buffer poisoned, the graph replayed: which buffers hold the
+  // pattern, and over how many elements.
+  auto replay = [&](std::vector<unsigned> &written) {
+    written.clear();
+    for (Buffer &b : bufs)
+      ASSERT_FALSE(bool(d->fill32(b.ptr(), 0xdeadbeefu, n)));
+    llvm::Error e = g->launch(nullptr);
+    ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+    for (Buffer &b : bufs) {
+      std::vector<unsigned> host(n);
+      ASSERT_FALSE(bool(d->copyToHost(host.data(), b.ptr(), n * 4)));
+      unsigned k = 0;
+      while (k < n && host[k] == test::pattern(k))
+        ++k;
+      for (unsigned i = k; i < n; ++i)
+        ASSERT_EQ(host[i], 0xdeadbeefu) << "element " << i << " written";
+      written.push_back(k);
+    }
+  };
+  std::vector<unsigned> written;
+  replay(written);
+  EXPECT_EQ(written, (std::vector<unsigned>{n, half, 0}));
+  replay(written); // a second replay of the same launches
+  EXPECT_EQ(written, (std::vector<unsigned>{n, half, 0}));
+
+  DevicePtr p2 = bufs[2].ptr();
+  void *moved[] = {&p2, &n};
+  llvm::Error e = g->setArgs(0, moved);
+  ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  replay(written);
+  EXPECT_EQ(written, (std::vector<unsigned>{0, half, n}));
+}
+
 TEST(Device, AnImpossibleAllocationSaysHowMuchWasAsked) {
   std::string why;
   Device *d = gpu(why);
