@@ -7,7 +7,7 @@ TEAM_LENS: elements of a block's part kept in flight into L2 ahead of the
 loads), gnWarp kernels in slices per team at once and blocks per SM
 (WARP_SHAPES); and every kernel as generated with cache hints (HINTS:
 evict-first stores of the outputs, evict-first loads of the streamed
-inputs, or both). Each workload gets a table WORKLOAD_variants of {suffix,
+inputs, or both) and with unsigned 32-bit index arithmetic (uidx). Each workload gets a table WORKLOAD_variants of {suffix,
 kernel, grid} (grid 0: the harness's default)."""
 import os
 import re
@@ -20,7 +20,7 @@ TEAM_LENS = [0, 4096]
 # gnWarp: (slices per team at once, blocks of 256 threads per SM).
 WARP_SHAPES = [(4, 4), (2, 6), (2, 8), (4, 5), (8, 2), (8, 3)]
 SMS = 132
-HINTS = ["gen", "stcs", "ldcs", "cs"]
+HINTS = ["gen", "stcs", "ldcs", "cs", "uidx"]
 
 
 def kernels(text):
@@ -75,6 +75,8 @@ for stem, n in WORKLOADS.items():
                            r"kiln::storeVecStreaming<4>(\1", v)
             if h in ("ldcs", "cs"):
                 v = re.sub(r"kiln::loadVec<4>\((in_\w+ \+ i), ", r"loadVecCs(\1, ", v)
+            if h == "uidx":
+                v = v.replace("const int ii = i;", "const unsigned ii = i;")
             out.append(v.replace(name, f"{name}_{h}"))
             table.append((h, f"{name}_{h}", grid))
     out.append(f"static const GenVariant {stem}_variants[] = {{")

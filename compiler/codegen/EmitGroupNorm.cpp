@@ -144,8 +144,11 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   int vec = vectorWidth(std::gcd(s.hw > 1 ? s.hw : s.c, s.slice));
   if (!allOperandsShaped(g, x))
     vec = vectorWidth(std::gcd<int64_t>(vec, inner));
-  const bool wide = x.numElements() >= (int64_t(1) << 31);
-  const std::string idxT = wide ? "kiln::i64" : "int";
+  // Index arithmetic (channel of the affine, broadcast operands) on the
+  // 32-bit ii: unsigned, so that its divisions and remainders by constants
+  // need no sign fix-ups (L2_37 2% faster; L1_35, L2_19 the same).
+  const bool wide = x.numElements() >= (int64_t(1) << 32);
+  const std::string idxT = wide ? "kiln::i64" : "unsigned";
 
   ParamList pl = tensorParams(g);
   auto param = [&](const Value *v) { return pl.of(v); };

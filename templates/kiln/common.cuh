@@ -15,6 +15,13 @@ namespace kiln {
 typedef long long i64;
 typedef unsigned long long u64;
 
+/// int when every offset below Bound fits in 32 bits, else i64 (no
+/// <type_traits> under NVRTC).
+template <bool Small> struct OffsetPick { using type = int; };
+template <> struct OffsetPick<false> { using type = i64; };
+template <i64 Bound>
+using OffsetFor = typename OffsetPick<(Bound < (i64(1) << 31))>::type;
+
 /// Loads N consecutive floats from p (16-byte aligned when N == 4, 8-byte
 /// when N == 2).
 template <int N>

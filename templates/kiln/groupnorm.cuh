@@ -48,9 +48,10 @@
 
 namespace kiln {
 
-/// Mean as a float pair and 1/sqrt(var + eps), from the moments of x - c.
+/// Mean as a float pair and 1/sqrt(var + eps), from the moments of x - c;
+/// lowShift = -meanLo * rstd, so that normalising is one add and one fma.
 struct GnStats {
-  float meanHi, meanLo, rstd;
+  float meanHi, meanLo, rstd, lowShift;
 };
 
 __device__ __forceinline__ GnStats gnFinish(double mean, double m2, double n,
@@ -61,6 +62,7 @@ __device__ __forceinline__ GnStats gnFinish(double mean, double m2, double n,
   st.meanHi = static_cast<float>(mean);
   st.meanLo = static_cast<float>(mean - st.meanHi);
   st.rstd = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+  st.lowShift = -st.meanLo * st.rstd;
   return st;
 }
 
@@ -76,6 +78,7 @@ __device__ __forceinline__ GnStats gnFinishFloat(float c, float s1, float s2,
   st.meanHi = c + dm;
   st.meanLo = (c - st.meanHi) + dm; // exact: |c| >= |dm| in practice
   st.rstd = rsqrtf(var + eps);
+  st.lowShift = -st.meanLo * st.rstd;
   return st;
 }
 
@@ -84,7 +87,7 @@ __device__ __forceinline__ void gnNormalize(const GnStats &st,
                                             float (&v)[Vec]) {
 #pragma unroll
   for (int l = 0; l < Vec; ++l)
-    v[l] = ((v[l] - st.meanHi) - st.meanLo) * st.rstd;
+    v[l] = fmaf(v[l] - st.meanHi, st.rstd, st.lowShift);
 }
 
 template <i64 NumSlices, i64 SliceLen, int Team, int Vec, int Chunks, int Rows,
@@ -219,9 +222,17 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
 
   const int team = blockIdx.x / TeamBlocks, rank = blockIdx.x % TeamBlocks;
   const int numTeams = gridDim.x / TeamBlocks;
-  const i64 begin = rank * ChunkLen;
-  const i64 end = begin + ChunkLen < SliceLen ? begin + ChunkLen : SliceLen;
-  const i64 first = begin + threadIdx.x * Vec;
+  // Offsets within a slice in 32 bits where they fit (fewer instructions
+  // per vector); slice bases and element indices stay 64-bit.
+  using Off = OffsetFor<SliceLen>;
+  const Off begin = rank * ChunkLen;
+  const Off end = begin + ChunkLen < SliceLen ? begin + ChunkLen : SliceLen;
+  const Off first = begin + threadIdx.x * Vec;
+  // Whether element e of the part is kept in shared memory (always, when
+  // the whole part fits: then no test and no re-read path is compiled).
+  auto onChip = [&](Off e) {
+    return SmemLen >= ChunkLen || static_cast<int>(e - begin) < SmemLen;
+  };
 
   // Moments of d = x - c, with c the same for the whole team.
   float c = 0, s1 = 0, s2 = 0;
@@ -271,7 +282,7 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
 
   // The U vectors of this thread at e0, e0 + step, ... that lie in the part,
   // of the slice at sliceBase; all loads issued before any is used.
-  auto loadGroup = [&](i64 sliceBase, i64 e0, float(&v)[U][Vec]) {
+  auto loadGroup = [&](i64 sliceBase, Off e0, float(&v)[U][Vec]) {
 #pragma unroll
     for (int u = 0; u < U; ++u)
       if (e0 + u * step < end)
@@ -282,15 +293,15 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
   // it. Later slices are read while the previous one is written (pass 3).
   if (team < NumSlices) {
     const i64 base = team * SliceLen;
-    for (i64 e0 = first; e0 < end; e0 += step * U) {
+    for (Off e0 = first; e0 < end; e0 += step * U) {
       float v[U][Vec];
       loadGroup(base, e0, v);
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const i64 e = e0 + u * step;
+        const Off e = e0 + u * step;
         if (e < end) {
-          if (e - begin < SmemLen)
-            storeVec<Vec>(part + (e - begin), v[u]);
+          if (onChip(e))
+            storeVec<Vec>(part + static_cast<int>(e - begin), v[u]);
           moments(v[u]);
         }
       }
@@ -307,8 +318,8 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
       loadGroup(nextBase, first, pre);
     // And the next prefetchLen elements of the part into L2.
     if constexpr (Vec == 4) {
-      const i64 a = begin + step * U;
-      const i64 b = a + prefetchLen < end ? a + prefetchLen : end;
+      const Off a = begin + step * U;
+      const Off b = a + prefetchLen < end ? a + prefetchLen : end;
       if (more && threadIdx.x == 0 && a < b)
         prefetch(nextBase + a, static_cast<unsigned>((b - a) * 4));
     }
@@ -323,10 +334,10 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
       if (!(dm * dm * static_cast<double>(SliceLen) <= m2 && m2 < 1e300)) {
         c = static_cast<float>(stats[0]);
         s1 = 0, s2 = 0;
-        for (i64 e = first; e < end; e += step) {
+        for (Off e = first; e < end; e += step) {
           float v[Vec];
-          if (e - begin < SmemLen)
-            loadVec<Vec>(part + (e - begin), v);
+          if (onChip(e))
+            loadVec<Vec>(part + static_cast<int>(e - begin), v);
           else
             load(base + e, v);
           moments(v);
@@ -356,35 +367,35 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
     // reading the team's next slice into the same place and summing its
     // moments about this slice's mean (one streaming pass, reads and writes
     // in flight together, as in a copy).
-    auto stream = [&](i64 e0, float(&w)[U][Vec]) {
+    auto stream = [&](Off e0, float(&w)[U][Vec]) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const i64 e = e0 + u * step;
+        const Off e = e0 + u * step;
         if (e >= end)
           continue;
         float v[Vec];
-        const bool onChip = e - begin < SmemLen;
-        if (onChip)
-          loadVec<Vec>(part + (e - begin), v);
+        const bool kept = onChip(e);
+        if (kept)
+          loadVec<Vec>(part + static_cast<int>(e - begin), v);
         else
           load(base + e, v);
         gnNormalize<Vec>(st, v);
         store(base + e, v);
         if (more) {
-          if (onChip)
-            storeVec<Vec>(part + (e - begin), w[u]);
+          if (kept)
+            storeVec<Vec>(part + static_cast<int>(e - begin), w[u]);
           moments(w[u]);
         }
       }
     };
     stream(first, pre);
-    for (i64 e0 = first + step * U; e0 < end; e0 += step * U) {
+    for (Off e0 = first + step * U; e0 < end; e0 += step * U) {
       float w[U][Vec];
       if (more) {
         if constexpr (Vec == 4) {
           // Keep the prefetch prefetchLen ahead of thread 0's loads.
-          const i64 a = e0 + prefetchLen;
-          const i64 b = a + step * U < end ? a + step * U : end;
+          const Off a = e0 + static_cast<Off>(prefetchLen);
+          const Off b = a + step * U < end ? a + step * U : end;
           if (threadIdx.x == 0 && prefetchLen > 0 && a < b)
             prefetch(nextBase + a, static_cast<unsigned>((b - a) * 4));
         }

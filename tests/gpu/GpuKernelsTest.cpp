@@ -360,5 +360,62 @@ std::vector<Case> cases() {
 INSTANTIATE_TEST_SUITE_P(All, GpuKernels, ::testing::ValuesIn(cases()),
                          [](const auto &info) { return info.param.name; });
 
+// gelu (the erf form) point by point against float64 over [-12, 12] and the
+// special values. Bound: Phi within 1.5e-7 and the product's rounding, i.e.
+// |gpu - ref| <= 1.5e-7 |x| + 1.2e-7 |ref| (+ 1e-38 for denormals); NaN
+// and inf exactly where the reference has them (gelu(-inf) is NaN, as in
+// PyTorch).
+TEST(GpuGelu, MatchesFloat64PointByPoint) {
+  auto dev = rt::Device::open(0);
+  if (!dev)
+    GTEST_SKIP() << "no GPU here, GPU tests skipped: "
+                 << llvm::toString(dev.takeError());
+  auto g = parseGraph(
+      "graph g(x: f32[N]) {\n  out = gelu(x)\n  return out\n}\n", "gelu.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  std::vector<float> xs = {NAN,     INFINITY, -INFINITY, 0.0f,    -0.0f,
+                           1e-30f,  -1e-30f,  1e30f,     -1e30f,  5.999f,
+                           -5.999f, 6.0f,     -6.0f,     6.001f,  -6.001f,
+                           1e-45f,  -1e-45f,  3.4e38f,   -3.4e38f};
+  const int n = 240001; // odd: not a multiple of any vector width
+  for (int i = 0; i < n; ++i)
+    xs.push_back(-12.0f + 24.0f * static_cast<float>(i) / (n - 1));
+  HostTensor x(DType::F32, {static_cast<int64_t>(xs.size())});
+  for (size_t i = 0; i < xs.size(); ++i)
+    x.set(static_cast<int64_t>(i), xs[i]);
+  std::vector<HostTensor> inputs;
+  inputs.push_back(std::move(x));
+  CompileOptions opts;
+  auto s = prepareGpu(**g, inputs, nullptr, "", opts);
+  ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+  ASSERT_FALSE(static_cast<bool>(s->poisonOutputs()));
+  ASSERT_FALSE(static_cast<bool>(s->run()));
+  auto outs = s->downloadOutputs();
+  ASSERT_TRUE(static_cast<bool>(outs)) << llvm::toString(outs.takeError());
+  auto ref = executeReference(**g, inputs, nullptr, "");
+  ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+  int bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double got = (*outs)[0].get(static_cast<int64_t>(i));
+    double want = ref->outputs[0].data[i];
+    bool ok;
+    if (std::isnan(want) || std::isinf(want))
+      ok = std::isnan(want) ? std::isnan(got) : got == want;
+    else {
+      double err = std::abs(got - want);
+      worst = std::max(worst, err / std::max(std::abs(double(xs[i])), 1e-30));
+      // (1e-38: a denormal result may flush to zero.)
+      ok = err <=
+           1.5e-7 * std::abs(double(xs[i])) + 1.2e-7 * std::abs(want) + 1e-38;
+    }
+    if (!ok && ++bad <= 5)
+      ADD_FAILURE() << "gelu(" << xs[i] << ") = " << got << ", float64 "
+                    << want;
+  }
+  EXPECT_EQ(bad, 0);
+  RecordProperty("worst_error_over_abs_x", std::to_string(worst));
+}
+
 } // namespace
 } // namespace kiln
