@@ -4,6 +4,8 @@
 // The helpers the per-op CUDA expressions call (compiler/ops/Unary.cpp and
 // Binary.cpp). Each follows PyTorch's CUDA kernel for f32, including NaN:
 // relu, clamp, maximum and minimum propagate it (fmaxf alone would not).
+// geluErf computes the same function by another route (see there), as
+// accurately and with the same special values.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_OPS_CUH
