@@ -6,7 +6,8 @@
 // gen_pf.cuh, written by `python3 bench/proto/make_gen_pf.py
 // build/frontend/kiln` from the repository root, holds each flagship
 // GroupNorm kernel as Kiln generates it, in variants that differ in one
-// thing: gnTeam's L2 prefetch length (pf0: none), gnWarp's slices per team
+// thing: gnTeam's L2 prefetch length (pf0: none) or team size (tB: B blocks
+// per team, parts partly re-read when they do not fit), gnWarp's slices per team
 // and blocks per SM (rRbB), and cache hints on the as-generated kernel (gen,
 // stcs, ldcs, cs). Every variant must give the bits of the family's first
 // variant on random input; each is timed (CUDA events, median of 9) beside a
@@ -69,6 +70,7 @@ int main(int argc, char **argv) {
     auto launch = [&](const GenVariant &v, float *out) {
       void *fn = v.fn;
       const int grid = v.grid ? v.grid : f.grid;
+      const int smem = v.smem ? v.smem : f.smem;
       std::vector<void *> args = {&x};
       if (f.bias)
         args.push_back(&bias);
@@ -78,15 +80,16 @@ int main(int argc, char **argv) {
       if (f.team) {
         args.push_back(&sums);
         args.push_back(&counters);
-        CK(cudaLaunchCooperativeKernel(fn, grid, f.block, args.data(), f.smem));
+        CK(cudaLaunchCooperativeKernel(fn, grid, f.block, args.data(), smem));
       } else {
         CK(cudaLaunchKernel(fn, grid, f.block, args.data(), 0, 0));
       }
     };
     for (auto &v : f.variants)
-      if (f.smem)
-        CK(cudaFuncSetAttribute(
-            v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, f.smem));
+      if (v.smem || f.smem)
+        CK(cudaFuncSetAttribute(v.fn,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                v.smem ? v.smem : f.smem));
     launch(f.variants[0], ref);
     CK(cudaDeviceSynchronize());
     for (auto &v : f.variants) {

@@ -84,18 +84,22 @@ int main() {
     lc.numAttrs = 1;
     CU(cuLaunchKernelEx(&lc, fn, args, nullptr));
   };
+  auto nodeParams = [&](void **kernelArgs) {
+    CUDA_KERNEL_NODE_PARAMS kp = {};
+    kp.func = fn;
+    kp.gridDimX = grid, kp.gridDimY = 1, kp.gridDimZ = 1;
+    kp.blockDimX = block, kp.blockDimY = 1, kp.blockDimZ = 1;
+    kp.sharedMemBytes = smem;
+    kp.kernelParams = kernelArgs;
+    return kp;
+  };
   // A graph of `nodes` kernels in a chain, the first cooperative.
   auto makeGraph = [&](int nodes, std::vector<CUgraphNode> &out) {
     CUgraph g;
     CU(cuGraphCreate(&g, 0));
     CUgraphNode prev = nullptr;
     for (int i = 0; i < nodes; ++i) {
-      CUDA_KERNEL_NODE_PARAMS kp = {};
-      kp.func = fn;
-      kp.gridDimX = grid, kp.gridDimY = 1, kp.gridDimZ = 1;
-      kp.blockDimX = block, kp.blockDimY = 1, kp.blockDimZ = 1;
-      kp.sharedMemBytes = smem;
-      kp.kernelParams = args;
+      CUDA_KERNEL_NODE_PARAMS kp = nodeParams(args);
       CUgraphNode n;
       CU(cuGraphAddKernelNode(&n, g, prev ? &prev : nullptr, prev ? 1 : 0,
                               &kp));
@@ -116,19 +120,16 @@ int main() {
   CUgraphExec g1 = makeGraph(1, n1), g3 = makeGraph(3, n3);
   auto graph1 = [&] { CU(cuGraphLaunch(g1, st)); };
   auto graph3 = [&] { CU(cuGraphLaunch(g3, st)); };
-  // A run whose pointers changed: update the node, then launch.
+  // A run whose pointers changed (every run alternates between two sets):
+  // update the node, then launch.
   int flip = 0;
   auto graph1Update = [&] {
+    flip ^= 1;
     CUdeviceptr q[6];
     for (int i = 0; i < 6; ++i)
-      q[i] = p[i] + (flip ^= 1) * 4096;
+      q[i] = p[i] + flip * 4096;
     void *qa[6] = {&q[0], &q[1], &q[2], &q[3], &q[4], &q[5]};
-    CUDA_KERNEL_NODE_PARAMS kp = {};
-    kp.func = fn;
-    kp.gridDimX = grid, kp.gridDimY = 1, kp.gridDimZ = 1;
-    kp.blockDimX = block, kp.blockDimY = 1, kp.blockDimZ = 1;
-    kp.sharedMemBytes = smem;
-    kp.kernelParams = qa;
+    CUDA_KERNEL_NODE_PARAMS kp = nodeParams(qa);
     CU(cuGraphExecKernelNodeSetParams(g1, n1[0], &kp));
     CU(cuGraphLaunch(g1, st));
   };

@@ -39,22 +39,37 @@ TEST(Device, OpenTwiceGivesTheSameDevice) {
   EXPECT_GT(mem->second, mem->first);
 }
 
+/// test::patternRequest's kernel, compiled for `d` and loaded.
+struct PatternKernel {
+  Module mod;
+  void *fn = nullptr;
+};
+llvm::Expected<PatternKernel> loadPatternKernel(Device &d) {
+  llvm::Expected<CompileResult> c =
+      compileCuda(test::patternRequest(d.info().arch()));
+  if (!c)
+    return c.takeError();
+  llvm::Expected<Module> mod = d.loadModule(c->cubin);
+  if (!mod)
+    return mod.takeError();
+  llvm::Expected<void *> fn = mod->function("fill_pattern");
+  if (!fn)
+    return fn.takeError();
+  return PatternKernel{std::move(*mod), *fn};
+}
+
 TEST(Device, ACompiledKernelWritesItsPattern) {
   std::string why;
   Device *d = gpu(why);
   if (!d)
     GTEST_SKIP() << why;
-  llvm::Expected<CompileResult> c =
-      compileCuda(test::patternRequest(d->info().arch()));
-  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
-  llvm::Expected<Module> mod = d->loadModule(c->cubin);
-  ASSERT_TRUE(bool(mod)) << llvm::toString(mod.takeError());
-  llvm::Expected<void *> fn = mod->function("fill_pattern");
-  ASSERT_TRUE(bool(fn)) << llvm::toString(fn.takeError());
-  llvm::Expected<FunctionAttributes> attrs = d->attributes(*fn);
+  llvm::Expected<PatternKernel> k = loadPatternKernel(*d);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  void *fn = k->fn;
+  llvm::Expected<FunctionAttributes> attrs = d->attributes(fn);
   ASSERT_TRUE(bool(attrs)) << llvm::toString(attrs.takeError());
   EXPECT_GT(attrs->numRegs, 0);
-  EXPECT_FALSE(bool(mod->function("no_such_kernel")));
+  EXPECT_FALSE(bool(k->mod.function("no_such_kernel")));
 
   unsigned n = 1000;
   llvm::Expected<Buffer> buf = d->alloc(n * sizeof(unsigned));
@@ -75,7 +90,7 @@ TEST(Device, ACompiledKernelWritesItsPattern) {
   cfg.grid[0] = (n + 255) / 256;
   cfg.block[0] = 256;
   ASSERT_FALSE(bool(start->record(*stream)));
-  llvm::Error launched = d->launch(*fn, cfg, args, *stream);
+  llvm::Error launched = d->launch(fn, cfg, args, *stream);
   ASSERT_FALSE(bool(launched)) << llvm::toString(std::move(launched));
   ASSERT_FALSE(bool(stop->record(*stream)));
   ASSERT_FALSE(bool(d->copyToHost(host.data(), out, n * 4, *stream)));
@@ -98,7 +113,7 @@ TEST(Device, ACompiledKernelWritesItsPattern) {
   // A cooperative grid far larger than the device holds is refused clearly.
   cfg.cooperative = true;
   cfg.grid[0] = 1u << 30;
-  llvm::Error tooBig = d->launch(*fn, cfg, args);
+  llvm::Error tooBig = d->launch(fn, cfg, args);
   ASSERT_TRUE(bool(tooBig));
   EXPECT_NE(llvm::toString(std::move(tooBig)).find("cooperative launch"),
             std::string::npos);
@@ -112,13 +127,9 @@ TEST(Device, AGraphReplaysItsLaunchesWithNewArguments) {
   Device *d = gpu(why);
   if (!d)
     GTEST_SKIP() << why;
-  llvm::Expected<CompileResult> c =
-      compileCuda(test::patternRequest(d->info().arch()));
-  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
-  llvm::Expected<Module> mod = d->loadModule(c->cubin);
-  ASSERT_TRUE(bool(mod)) << llvm::toString(mod.takeError());
-  llvm::Expected<void *> fn = mod->function("fill_pattern");
-  ASSERT_TRUE(bool(fn)) << llvm::toString(fn.takeError());
+  llvm::Expected<PatternKernel> k = loadPatternKernel(*d);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  void *fn = k->fn;
 
   unsigned n = 777, half = n / 2;
   std::vector<Buffer> bufs;
@@ -135,7 +146,7 @@ TEST(Device, AGraphReplaysItsLaunchesWithNewArguments) {
   LaunchConfig coop = cfg;
   coop.cooperative = true;
   llvm::Expected<LaunchGraph> g =
-      d->recordGraph({{*fn, cfg, first}, {*fn, coop, second}});
+      d->recordGraph({{fn, cfg, first}, {fn, coop, second}});
   ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
   EXPECT_EQ(g->size(), 2u);
 
