@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
       void *fn = v.fn;
       const int grid = v.grid ? v.grid : f.grid;
       const int smem = v.smem ? v.smem : f.smem;
+      const int block = v.block ? v.block : f.block;
       std::vector<void *> args = {&x};
       if (f.bias)
         args.push_back(&bias);
@@ -80,9 +81,9 @@ int main(int argc, char **argv) {
       if (f.team) {
         args.push_back(&sums);
         args.push_back(&counters);
-        CK(cudaLaunchCooperativeKernel(fn, grid, f.block, args.data(), smem));
+        CK(cudaLaunchCooperativeKernel(fn, grid, block, args.data(), smem));
       } else {
-        CK(cudaLaunchKernel(fn, grid, f.block, args.data(), 0, 0));
+        CK(cudaLaunchKernel(fn, grid, block, args.data(), 0, 0));
       }
     };
     for (auto &v : f.variants)
