@@ -1,16 +1,18 @@
 // Prototype: schedule variants of Kiln's generated GroupNorm kernels
-// (bench/NOTES.md v5). Standalone (nvcc -O3 -std=c++17 -arch=sm_90
+// (bench/NOTES.md v5, v6). Standalone (nvcc -O3 -std=c++17 -arch=sm_90
 // -Itemplates -Ibench/proto); arguments: how many times to repeat the set
 // (default 3), and optionally a word of the family to run alone (e.g. L2_37).
 //
 // gen_pf.cuh, written by `python3 bench/proto/make_gen_pf.py
 // build/frontend/kiln` from the repository root, holds each flagship
 // GroupNorm kernel as Kiln generates it, in variants that differ in one
-// thing: gnTeam's L2 prefetch length (pf0: none) or team size (tB: B blocks
-// per team, parts partly re-read when they do not fit), gnWarp's slices per team
-// and blocks per SM (rRbB), and cache hints on the as-generated kernel (gen,
-// stcs, ldcs, cs). Every variant must give the bits of the family's first
-// variant on random input; each is timed (CUDA events, median of 9) beside a
+// thing: gnTeam's L2 prefetch length (pf0: none), team size (tB: B blocks
+// per team, parts partly re-read when they do not fit; tBxT: blocks of T
+// threads), gnWarp's slices per team and blocks per SM (rRbB), and the
+// as-generated kernel with cache hints (gen, stcs, ldcs, cs) or unsigned
+// index arithmetic (uidx). Each variant is checked against the family's
+// first variant on random input (bit for bit, except team sizes, which sum
+// in another order: ~5e-7) and timed (CUDA events, median of 9) beside a
 // device-to-device copy of the same bytes.
 #include "gen_pf.cuh"
 #include "proto_util.cuh"
