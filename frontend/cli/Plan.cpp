@@ -146,8 +146,11 @@ const CommandSpec &compileCommand() {
       "Generates the kernels of FILE and compiles them with NVRTC into the "
       "kernel\ncache ($KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else "
       "~/.cache/kiln), so a\nlater run starts warm. Prints each kernel's "
-      "cache hit or miss and compile\ntime. Needs no GPU. "
-      "KILN_PRINT_SOURCE=1 prints the generated source.",
+      "cache hit or miss and compile\ntime. Needs no GPU: without one, "
+      "kernels are scheduled for sm_90 with 132 SMs\n(an H100 or H200 "
+      "SXM); on a GPU with another SM count, kernels whose\nschedule "
+      "depends on it (GroupNorm teams) differ and miss. KILN_PRINT_SOURCE=1"
+      "\nprints the generated source.",
       kTargetOptions,
       1,
       1,
