@@ -385,7 +385,7 @@ llvm::Error Executable::launchDirect(llvm::MutableArrayRef<rt::DevicePtr> args,
   return llvm::Error::success();
 }
 
-llvm::Error Executable::launchGraph(llvm::ArrayRef<rt::DevicePtr> args,
+llvm::Error Executable::launchGraph(llvm::MutableArrayRef<rt::DevicePtr> args,
                                     llvm::ArrayRef<size_t> begin,
                                     rt::StreamHandle stream) {
   if (kernels_.empty())
@@ -406,8 +406,7 @@ llvm::Error Executable::launchGraph(llvm::ArrayRef<rt::DevicePtr> args,
     llvm::Expected<rt::LaunchGraph> g = device_->recordGraph(launches);
     if (!g) {
       graphFailure_ = llvm::toString(g.takeError());
-      llvm::SmallVector<rt::DevicePtr, 32> copy(args.begin(), args.end());
-      return launchDirect(copy, begin, stream, nullptr);
+      return launchDirect(args, begin, stream, nullptr);
     }
     launchGraph_ = std::move(*g);
   } else {

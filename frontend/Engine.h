@@ -110,7 +110,7 @@ private:
   llvm::Error launchDirect(llvm::MutableArrayRef<rt::DevicePtr> args,
                            llvm::ArrayRef<size_t> begin,
                            rt::StreamHandle stream, RunTrace *trace);
-  llvm::Error launchGraph(llvm::ArrayRef<rt::DevicePtr> args,
+  llvm::Error launchGraph(llvm::MutableArrayRef<rt::DevicePtr> args,
                           llvm::ArrayRef<size_t> begin,
                           rt::StreamHandle stream);
 
