@@ -119,6 +119,7 @@ TEST_P(GpuKernels, MatchesReference) {
     if (run == 2) {
       moveTo(s->inputs);
       moveTo(s->outputs);
+      ASSERT_FALSE(HasFatalFailure()) << "cannot move the buffers";
     }
     s->exe->setGraphLaunches(run < 3);
     if (run > 0) {
