@@ -463,17 +463,30 @@ struct GnTail {
   }
 };
 
+/// Adds v to *p with acquire-release semantics at GPU scope; returns the
+/// old value.
+__device__ __forceinline__ unsigned acqRelAdd(unsigned *p, unsigned v) {
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
 /// Every block of the grid waits here for all the others (the launch must
 /// be cooperative; `counter` zero at launch, and tailRestore zeroes it
-/// again). Writes and atomics before it are visible to every block after it.
+/// again). Writes and atomics before it are visible to every block after it:
+/// the block barrier orders its threads' accesses before thread 0's release,
+/// and thread 0's acquire before the block's accesses after it. (Release and
+/// acquire instead of two sequentially consistent fences took L2_75's fused
+/// kernel from 0.0386-0.0388 to 0.0372 ms: bench/NOTES.md v7.)
 __device__ __forceinline__ void gridBarrier(unsigned *counter) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
-    atomicAdd(counter, 1u);
-    while (*reinterpret_cast<volatile unsigned *>(counter) < gridDim.x)
+    releaseAdd(counter, 1u);
+    while (acquireLoad(counter) < gridDim.x)
       __nanosleep(64);
-    __threadfence();
   }
   __syncthreads();
 }
@@ -486,10 +499,8 @@ __device__ __forceinline__ void tailRestore(unsigned *keys, i64 n,
                                             unsigned *barrier) {
   __shared__ bool last;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(barrier + 1, 1u) == gridDim.x - 1;
-  }
+  if (threadIdx.x == 0)
+    last = acqRelAdd(barrier + 1, 1u) == gridDim.x - 1;
   __syncthreads();
   if (last) {
     for (i64 i = threadIdx.x; i < n; i += blockDim.x)

@@ -349,6 +349,17 @@ std::vector<Case> cases() {
        "  return s, out\n}\n",
        {{6, 16, 40, 41}}});
   cs.push_back({"gn_tail_min_bias_36_rows", minBias, {{36, 256}}});
+  // A tail of more elements than the grid has threads (several per thread,
+  // the last round partial): [1, 4000, 67, 1] over 131 blocks.
+  cs.push_back({"gn_tail_min_bias_wide",
+                "graph g(x: f32[N, 4000]) {\n"
+                "  param gamma: f32[4000] = uniform(0.5, 1.5, seed=4)\n"
+                "  param beta: f32[4000] = uniform(-1, 1, seed=5)\n"
+                "  param bias: f32[1, 4000, 1, 1] = uniform(-1, 1, seed=6)\n"
+                "  y = group_norm(x, gamma, beta, groups=250)\n"
+                "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
+                "  return out\n}\n",
+                {{67, 4000}}});
   // Trailing dims of 1: vectors run along the last dim larger than 1.
   cs.push_back({"pw_trailing_ones",
                 "graph p(x: f32[N, 1], y: f32[1, 6, 1, 1], "
