@@ -12,6 +12,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -98,6 +99,7 @@ Executable::compile(const Graph &g,
       return dev.takeError();
     exe->device_ = *dev;
   }
+  const auto afterOpen = std::chrono::steady_clock::now();
   exe->target_ = targetOf(exe->device_, opts.arch);
   exe->plan_ = partitionGraph(*exe->graph_);
   llvm::Expected<std::vector<EmittedKernel>> ks =
@@ -116,7 +118,16 @@ Executable::compile(const Graph &g,
   if (exe->device_)
     if (llvm::Error e = exe->planMemory())
       return e;
+  exe->kernelsReadyMs_ = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - afterOpen)
+                             .count();
   return exe;
+}
+
+size_t Executable::cachedKernels() const {
+  return llvm::count_if(builds_, [](const KernelBuild &b) {
+    return b.source != rt::CacheLookup::Source::Compiled;
+  });
 }
 
 rt::KernelMetadata Executable::cacheMetadata(size_t i) const {

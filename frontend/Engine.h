@@ -78,6 +78,15 @@ public:
   rt::KernelMetadata cacheMetadata(size_t i) const;
   /// Bytes of intermediates the memory planner allocates.
   uint64_t intermediateBytes() const { return planBytes_; }
+  /// What compile() spent, once the device was open (see Device::openMs),
+  /// until run() may launch: planning, code generation, compiling or loading
+  /// each kernel from the cache, loading the modules, and allocating
+  /// intermediates.
+  double kernelsReadyMs() const { return kernelsReadyMs_; }
+  /// How many kernels came from the cache (memory or disk) and how many
+  /// were compiled now.
+  size_t cachedKernels() const;
+  size_t compiledKernels() const { return builds_.size() - cachedKernels(); }
 
   /// Runs the graph. One device pointer per graph input, parameter and
   /// output, in graph order. Asynchronous on `stream`; `trace`, if given,
@@ -128,6 +137,7 @@ private:
   std::vector<rt::Buffer> slots_;
   std::vector<std::vector<rt::Buffer>> workspaces_; // per kernel
   uint64_t planBytes_ = 0;
+  double kernelsReadyMs_ = 0;
   /// The launches as a CUDA graph, and the arguments it holds.
   mutable std::mutex graphMutex_;
   bool graphLaunches_ = true;

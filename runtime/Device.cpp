@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cassert>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -193,6 +194,7 @@ llvm::Expected<Device *> Device::open(int ordinal) {
     return it->second.get();
   }
 
+  const auto start = std::chrono::steady_clock::now();
   llvm::Expected<DriverInfo> probe = probeDevices(); // loads, cuInit
   if (!probe)
     return probe.takeError();
@@ -233,6 +235,9 @@ llvm::Expected<Device *> Device::open(int ordinal) {
   d->ctx_ = ctx;
   if (llvm::Error e = d->makeCurrent())
     return e;
+  d->openMs_ = std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now() - start)
+                   .count();
   return opened.emplace(ordinal, std::move(d)).first->second.get();
 }
 

@@ -149,6 +149,9 @@ public:
   static llvm::Expected<Device *> open(int ordinal = 0);
 
   const DeviceInfo &info() const { return info_; }
+  /// How long the process's first open() of this device took: loading the
+  /// driver, cuInit (unless an earlier probe did it) and the context.
+  double openMs() const { return openMs_; }
   int l2Bytes() const { return l2Bytes_; }
   /// Largest dynamic + static shared memory one block may opt in to.
   int maxSharedPerBlockOptin() const { return maxSharedOptin_; }
@@ -196,6 +199,7 @@ public:
 private:
   Device() = default;
   DeviceInfo info_;
+  double openMs_ = 0;
   int l2Bytes_ = 0, maxSharedOptin_ = 0, maxSharedPerSM_ = 0;
   void *ctx_ = nullptr; // CUcontext
   int dev_ = 0;         // CUdevice

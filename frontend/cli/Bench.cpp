@@ -204,6 +204,9 @@ int runBench(const ParsedArgs &args) {
   j["device"] = dev.info().name;
   j["copy_gbps"] = *bw / 1e9;
   j["compile_ms"] = s->compileSeconds * 1e3;
+  j["device_open_ms"] = dev.openMs();
+  j["kernels_ready_ms"] = exe.kernelsReadyMs();
+  j["kernels_cached"] = exe.cachedKernels();
   j["intermediate_bytes"] = exe.intermediateBytes();
   j["launch"] = launchMode;
   j["host_us_per_launch"] = host[0][0];
@@ -237,12 +240,16 @@ int runBench(const ParsedArgs &args) {
       "copy bandwidth ({:.0f}%)\n",
       tms, nk, bytes / 1e9, bytes / *bw * 1e3, 100 * (bytes / *bw * 1e3) / tms);
   llvm::outs() << fmt::format(
-      "  compile + load {:.1f} ms; intermediates {:.1f} MiB\n"
+      "  compile + load {:.1f} ms: opening the device {:.1f} ms, then "
+      "kernels ready in {:.1f} ms ({} from the cache, {} compiled); "
+      "intermediates {:.1f} MiB\n"
       "  launch: {}\n"
       "  host time per kernel launched: {:.2f} us from idle, {:.2f} us "
       "queued (kernel by kernel: {:.2f} / {:.2f} us)\n",
-      s->compileSeconds * 1e3, exe.intermediateBytes() / double(1 << 20),
-      launchMode, host[0][0], host[0][1], host[1][0], host[1][1]);
+      s->compileSeconds * 1e3, dev.openMs(), exe.kernelsReadyMs(),
+      exe.cachedKernels(), exe.compiledKernels(),
+      exe.intermediateBytes() / double(1 << 20), launchMode, host[0][0],
+      host[0][1], host[1][0], host[1][1]);
 
   if (!outputFiles->empty()) {
     auto outs = s->downloadOutputs();
@@ -282,8 +289,11 @@ const CommandSpec &benchCommand() {
       "launched is given from idle (each run submitted after the "
       "last\none finished) and queued (runs submitted back to back), for "
       "runs launched as\none CUDA graph (as Kiln runs a graph) and kernel "
-      "by kernel. Inputs are uniform\n[0, 1) random unless given (named "
-      "dims then need --bind).",
+      "by kernel. The time to\nopen the device (the driver's start and "
+      "context) is given apart from the\ntime after it until the kernels "
+      "are ready to launch (each compiled now or\nloaded from the cache). "
+      "Inputs are uniform [0, 1) random unless given\n(named dims then need "
+      "--bind).",
       {
           {"--input", "NAME=FILE", "an input as .npy or .safetensors", true},
           {"--bind", "NAME=SIZE", "bind a named dim for random inputs", true},

@@ -59,10 +59,13 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
   if (!outs)
     return reportError(outs.takeError());
   const Executable &exe = *s->exe;
-  llvm::errs() << fmt::format("ran '{}' on {} as {} kernel(s) (compiled in "
-                              "{:.0f} ms)\n",
-                              g.name(), exe.device()->info().name,
-                              exe.kernels().size(), s->compileSeconds * 1e3);
+  llvm::errs() << fmt::format(
+      "ran '{}' on {} as {} kernel(s); kernels ready to launch in {:.1f} ms "
+      "({} from the cache, {} compiled), once the device was open (opening "
+      "it took {:.0f} ms)\n",
+      g.name(), exe.device()->info().name, exe.kernels().size(),
+      exe.kernelsReadyMs(), exe.cachedKernels(), exe.compiledKernels(),
+      exe.device()->openMs());
   const Graph &spec = exe.graph();
   for (size_t i = 0; i < outs->size(); ++i) {
     const Value &v = *spec.outputs()[i];

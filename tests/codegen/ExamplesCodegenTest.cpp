@@ -69,6 +69,24 @@ TEST_P(Examples, PlanMatchesGolden) {
                            "KILN_UPDATE_GOLDEN=1 and review the diff";
 }
 
+// The second compile of a graph in one process takes every kernel from the
+// kernel cache, and the timings say where the time went (no device here).
+TEST(ExamplesCache, ASecondCompileTakesEveryKernelFromTheCache) {
+  const Example e{"l2_62_small", 7};
+  auto first = generate(e, "sm_90", false);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->cachedKernels() + first->compiledKernels(),
+            first->kernels().size());
+  // Kernels compile in parallel: ready no sooner than the slowest compile.
+  for (const KernelBuild &b : first->builds())
+    EXPECT_GE(first->kernelsReadyMs(), b.compileMs);
+  auto second = generate(e, "sm_90", false);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->cachedKernels(), second->kernels().size());
+  EXPECT_EQ(second->compiledKernels(), 0u);
+  EXPECT_EQ(second->device(), nullptr) << "compileOnly opens no device";
+}
+
 TEST_P(Examples, EveryKernelCompilesWithNvrtc) {
   for (const char *arch : {"sm_90", "sm_80"}) {
     auto exe = generate(GetParam(), arch, false);

@@ -30,7 +30,10 @@ TEST(Device, OpenTwiceGivesTheSameDevice) {
   Device *d = gpu(why);
   if (!d)
     GTEST_SKIP() << why;
+  const double openMs = d->openMs();
+  EXPECT_GT(openMs, 0.0) << "the first open is timed";
   EXPECT_EQ(gpu(why), d);
+  EXPECT_EQ(d->openMs(), openMs) << "a second open() takes no new time";
   EXPECT_GT(d->l2Bytes(), 0);
   EXPECT_GE(d->maxSharedPerBlockOptin(), 48 * 1024);
   EXPECT_GE(d->maxSharedPerMultiprocessor(), d->maxSharedPerBlockOptin());
