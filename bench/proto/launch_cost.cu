@@ -3,8 +3,9 @@
 // a CUDA graph of the same kernels (cuGraphLaunch, with and without a
 // per-run pointer update). Each is timed from idle (the GPU finished the
 // previous launch) and queued (behind a 1-block kernel that spins for
-// 30 ms). The kernel does nothing; its launch shape is L1_35's (264 x 512
-// threads, 104 KiB of dynamic shared memory, 6 pointers).
+// 30 ms), and from idle after the GPU was busy for 0.2-18 ms. The kernel does
+// nothing; its launch shape is L1_35's (264 x 512 threads, 104 KiB of dynamic
+// shared memory, 6 pointers).
 //
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 bench/proto/launch_cost.cu
 //          -L/usr/local/cuda/lib64/stubs -lcuda -o launch_cost
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 #define CU(x)                                                                  \
@@ -49,6 +51,16 @@ int main() {
   CU(cuInit(0));
   CUdevice dev;
   CU(cuDeviceGet(&dev, 0));
+  // LAUNCH_COST_SCHED=spin|yield|block sets how a synchronize waits (the
+  // default, auto, spins while the process has fewer contexts than cores).
+  if (const char *sched = std::getenv("LAUNCH_COST_SCHED")) {
+    std::string s = sched;
+    unsigned flags = s == "spin"    ? CU_CTX_SCHED_SPIN
+                     : s == "yield" ? CU_CTX_SCHED_YIELD
+                     : s == "block" ? CU_CTX_SCHED_BLOCKING_SYNC
+                                    : CU_CTX_SCHED_AUTO;
+    CU(cuDevicePrimaryCtxSetFlags(dev, flags));
+  }
   CUcontext ctx;
   CU(cuDevicePrimaryCtxRetain(&ctx, dev));
   CU(cuCtxSetCurrent(ctx));
@@ -176,6 +188,30 @@ int main() {
       plain();
       plain();
     });
+  }
+  // From idle after the GPU was busy for a while (a 1-block spin of `ms`,
+  // then a synchronize): does the next launch cost more after a longer
+  // kernel, as kiln bench's from-idle figures of the longer flagships
+  // suggest (L1_35 and L2_19 11-22 us in some processes, L2_62 1.5-7)?
+  for (double ms : {0.0, 0.2, 1.0, 4.0, 18.0}) {
+    for (auto [name, launch] : {std::pair<const char *, std::function<void()>>{
+                                    "cuLaunchKernel", plain},
+                                {"cuGraphLaunch, 1 coop node", graph1}}) {
+      std::vector<double> us;
+      for (int i = 0; i < 50; ++i) {
+        long long ns = static_cast<long long>(ms * 1e6);
+        void *sa[1] = {&ns};
+        CU(cuLaunchKernel(spinFn, 1, 1, 1, 32, 1, 1, 0, st, sa, nullptr));
+        CU(cuStreamSynchronize(st));
+        auto t0 = std::chrono::steady_clock::now();
+        launch();
+        us.push_back(usSince(t0));
+        CU(cuStreamSynchronize(st));
+      }
+      std::sort(us.begin(), us.end());
+      std::printf("after %5.1f ms busy: %-28s median %6.2f us, p90 %6.2f us\n",
+                  ms, name, us[us.size() / 2], us[us.size() * 9 / 10]);
+    }
   }
   return 0;
 }
