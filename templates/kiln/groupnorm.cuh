@@ -187,6 +187,18 @@ __device__ __forceinline__ void releaseAdd(unsigned *p, unsigned v) {
                : "memory");
 }
 
+/// Adds v to *p with acquire-release semantics at GPU scope and returns the
+/// old value: a departure that must see every earlier one (the last block
+/// out resets what the others no longer read).
+__device__ __forceinline__ unsigned acqRelAdd(unsigned *p, unsigned v) {
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
 /// Loads *p with acquire semantics at GPU scope.
 __device__ __forceinline__ unsigned acquireLoad(const unsigned *p) {
   unsigned v;
@@ -462,17 +474,6 @@ struct GnTail {
     sample = -1;
   }
 };
-
-/// Adds v to *p with acquire-release semantics at GPU scope; returns the
-/// old value.
-__device__ __forceinline__ unsigned acqRelAdd(unsigned *p, unsigned v) {
-  unsigned old;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
-               : "=r"(old)
-               : "l"(p), "r"(v)
-               : "memory");
-  return old;
-}
 
 /// Every block of the grid waits here for all the others (the launch must
 /// be cooperative; `counter` zero at launch, and tailRestore zeroes it
