@@ -223,6 +223,19 @@ std::vector<Case> cases() {
        withC(gn("N, 4096", 64, "  s = swish(x)\n  p = add(s, 0.5)\n", ""),
              4096),
        {{19, 4096}}});
+  // More slices than one round of the grid takes: each warp loops over
+  // several rounds, the last one partial (on 132 SMs a round is 792 blocks
+  // of 128 slices of 16 elements, or of 32 slices of 64).
+  cs.push_back(
+      {"gn_regs_rounds",
+       withC(gn("N, 8192", 512, "", "  l = leaky_relu(y)\n  out = add(l, l)\n"),
+             8192),
+       {{437, 8192}}});
+  cs.push_back(
+      {"gn_regs_rounds_prologue",
+       withC(gn("N, 4096", 64, "  s = swish(x)\n  p = add(s, 0.5)\n", ""),
+             4096),
+       {{1001, 4096}}});
   cs.push_back({"gn_regs_offset",
                 withC(gn("N, 256", 16, "", ""), 256),
                 {{9, 256}},
@@ -360,6 +373,16 @@ std::vector<Case> cases() {
                 "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
                 "  return out\n}\n",
                 {{67, 4000}}});
+  // A tail after several rounds per warp of the GroupNorm phase.
+  cs.push_back({"gn_tail_min_bias_rounds",
+                "graph g(x: f32[N, 8192]) {\n"
+                "  param gamma: f32[8192] = uniform(0.5, 1.5, seed=4)\n"
+                "  param beta: f32[8192] = uniform(-1, 1, seed=5)\n"
+                "  param bias: f32[1, 8192, 1, 1] = uniform(-1, 1, seed=6)\n"
+                "  y = group_norm(x, gamma, beta, groups=512)\n"
+                "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
+                "  return out\n}\n",
+                {{437, 8192}}});
   // Trailing dims of 1: vectors run along the last dim larger than 1.
   cs.push_back({"pw_trailing_ones",
                 "graph p(x: f32[N, 1], y: f32[1, 6, 1, 1], "
