@@ -20,10 +20,33 @@ std::vector<std::string> CompileRequest::allOptions() const {
   // A real arch (sm_XX) makes NVRTC produce a cubin. No --use_fast_math: the
   // generated code relies on IEEE NaN and infinity behaviour. -minimal leaves
   // out declarations Kiln's kernels never use (textures, device-runtime
-  // calls): the same PTX for every kernel, a cold compile 2-3x faster.
+  // calls): the same PTX for every kernel, a little less to parse. (v2's
+  // "2-3x faster" was NVRTC's own cache answering: bench/NOTES.md v8.)
   std::vector<std::string> all = {"--gpu-architecture=" + arch, "-std=c++17",
                                   "-minimal"};
   all.insert(all.end(), options.begin(), options.end());
+  return all;
+}
+
+/// NVRTC 12.9 and later keep a cache of compiled programs of their own,
+/// across processes. Kiln has its own cache, so NVRTC's only costs time: on
+/// the H200 machine its start-up made a process's first compile ~200 ms
+/// longer (a trivial kernel 239-258 ms, against 60 ms with --no-cache), and
+/// its hits made cold compiles look 2-3x shorter than they are
+/// (bench/NOTES.md v8). --no-cache does not change the cubin, so it is not
+/// part of allOptions() or the cache key.
+bool nvrtcHasOwnCache() {
+  int major = 0, minor = 0;
+  if (::nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+    return false;
+  return major > 12 || (major == 12 && minor >= 9);
+}
+
+std::vector<std::string> CompileRequest::nvrtcOptions() const {
+  static const bool ownCache = nvrtcHasOwnCache();
+  std::vector<std::string> all = allOptions();
+  if (ownCache)
+    all.push_back("--no-cache");
   return all;
 }
 
@@ -95,7 +118,7 @@ llvm::Expected<CompileResult> compileCuda(const CompileRequest &req) {
       r != NVRTC_SUCCESS)
     return nvrtcError("nvrtcCreateProgram", r, req);
 
-  std::vector<std::string> options = req.allOptions();
+  std::vector<std::string> options = req.nvrtcOptions();
   std::vector<const char *> optionPtrs;
   optionPtrs.reserve(options.size());
   for (const std::string &o : options)

@@ -33,9 +33,16 @@ struct CompileRequest {
   std::vector<SourceHeader> headers;
   std::string arch;                 // "sm_90", "sm_80"
   std::vector<std::string> options; // extra NVRTC options, in order
-  /// Every option passed to NVRTC, arch included, in order (for cache keys).
+  /// Every option that decides the cubin, arch included, in order (for
+  /// cache keys).
   std::vector<std::string> allOptions() const;
+  /// What NVRTC is given: allOptions(), then --no-cache where NVRTC has a
+  /// program cache of its own (12.9 and later).
+  std::vector<std::string> nvrtcOptions() const;
 };
+
+/// Whether this NVRTC keeps a program cache of its own (12.9 and later).
+bool nvrtcHasOwnCache();
 
 struct CompileResult {
   std::vector<char> cubin;
@@ -46,7 +53,9 @@ struct CompileResult {
 
 /// Compiles `req` to a cubin. On failure the error text holds NVRTC's log
 /// and the path of a file holding the generated source (written under
-/// $TMPDIR or /tmp as kiln-failed-<fileName>).
+/// $TMPDIR or /tmp as kiln-failed-<fileName>). NVRTC's own program cache
+/// is turned off (nvrtcOptions): Kiln's kernel cache does that work, and
+/// NVRTC's costs ~200 ms of start-up per process.
 llvm::Expected<CompileResult> compileCuda(const CompileRequest &req);
 
 } // namespace kiln::rt
