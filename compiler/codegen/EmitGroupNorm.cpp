@@ -34,6 +34,14 @@ constexpr int64_t kWarpMaxSlice = 1024;
 constexpr int kWarpLightFloats = 8;
 constexpr int kWarpLightBlocksPerSM = 6;
 constexpr int kWarpBlocksPerSM = 4;
+// Light lanes in teams of at most 4 (slices of up to 16 elements) with no
+// prologue are bound by their loads' latency, not by instructions: eight
+// blocks per SM (32 registers) took L2_62's GroupNorm from 0.0190 to 0.0185
+// ms and L2_75's fused kernel from 0.0372 to 0.0363 ms in their graphs. In
+// teams of 16 the same was 1% slower, and 16% slower with L2_37's swish
+// prologue, which then spills (bench/NOTES.md v8).
+constexpr int kWarpSmallTeam = 4;
+constexpr int kWarpSmallBlocksPerSM = 8;
 constexpr int kTeamThreads = 512;
 constexpr int kTeamBlocksPerSM = 2;
 constexpr int64_t kMinPart = 2048; // elements per block worth a block
@@ -247,9 +255,10 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   std::string call, header, prefetch;
   if (s.slice <= kWarpMaxSlice) {
     // One vector per lane where the slice allows; then as many slices
-    // per team as keep 8 (light lanes, six blocks per SM) or 16 floats per
-    // lane in flight (four blocks per SM, at most 64 registers), the blocks
-    // looping over the slices.
+    // per team as keep 8 (light lanes, six blocks per SM, or eight for
+    // small teams with no prologue) or 16 floats per lane in flight (four
+    // blocks per SM, at most 64 registers), the blocks looping over the
+    // slices.
     int64_t vecs = s.slice / vec;
     int team = static_cast<int>(
         std::min<uint64_t>(32, llvm::PowerOf2Ceil(std::max<int64_t>(1, vecs))));
@@ -257,7 +266,10 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
       team = static_cast<int>(llvm::PowerOf2Floor(vecs));
     int chunks = static_cast<int>((vecs + team - 1) / team);
     const bool light = int64_t(chunks) * vec <= kWarpLightFloats;
-    const int perSM = light ? kWarpLightBlocksPerSM : kWarpBlocksPerSM;
+    const bool small = light && team <= kWarpSmallTeam && g.prologue.empty();
+    const int perSM = small   ? kWarpSmallBlocksPerSM
+                      : light ? kWarpLightBlocksPerSM
+                              : kWarpBlocksPerSM;
     int rows = static_cast<int>(std::clamp<int64_t>(
         (light ? kWarpLightFloats : 16) / (int64_t(chunks) * vec), 1, 8));
     k.block = 256;
