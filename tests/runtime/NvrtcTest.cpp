@@ -2,7 +2,6 @@
 
 #include <nvrtc.h>
 
-#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -44,9 +43,7 @@ TEST(Nvrtc, NvrtcGetsTheKeyOptionsAndNoCacheOfItsOwn) {
   if (ownCache)
     expected.push_back("--no-cache");
   EXPECT_EQ(req.nvrtcOptions(), expected);
-  EXPECT_EQ(std::count(expected.begin(), expected.end(), "--no-cache"),
-            ownCache ? 1 : 0);
-  llvm::Expected<CompileResult> r = compileCuda(req);
+  llvm::Expected<CompileResult> r = compileCuda(req); // NVRTC accepts them
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   EXPECT_TRUE(test::isElf(r->cubin));
 }
