@@ -33,6 +33,7 @@ TargetInfo targetOf(const rt::Device *device, const std::string &arch) {
   t.multiprocessors = device->info().multiprocessors;
   t.maxSharedPerBlock = device->maxSharedPerBlockOptin();
   t.maxSharedPerSM = device->maxSharedPerMultiprocessor();
+  t.maxThreadsPerSM = device->maxThreadsPerMultiprocessor();
   t.l2Bytes = device->l2Bytes();
   return t;
 }

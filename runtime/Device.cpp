@@ -221,7 +221,9 @@ llvm::Expected<Device *> Device::open(int ordinal) {
       {&d->maxSharedOptin_,
        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
       {&d->maxSharedPerSM_,
-       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR}};
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR},
+      {&d->maxThreadsPerSM_,
+       CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR}};
   for (auto [out, attr] : attrs)
     if (llvm::Error e = check(api.cuDeviceGetAttribute(out, attr, dev),
                               "cuDeviceGetAttribute"))

@@ -156,6 +156,8 @@ public:
   /// Largest dynamic + static shared memory one block may opt in to.
   int maxSharedPerBlockOptin() const { return maxSharedOptin_; }
   int maxSharedPerMultiprocessor() const { return maxSharedPerSM_; }
+  /// Threads one SM holds at once (2048 on A100 and H100, 1536 on sm_86/89).
+  int maxThreadsPerMultiprocessor() const { return maxThreadsPerSM_; }
 
   /// Makes this device's context current on the calling thread.
   llvm::Error makeCurrent() const;
@@ -200,7 +202,8 @@ private:
   Device() = default;
   DeviceInfo info_;
   double openMs_ = 0;
-  int l2Bytes_ = 0, maxSharedOptin_ = 0, maxSharedPerSM_ = 0;
+  int l2Bytes_ = 0, maxSharedOptin_ = 0, maxSharedPerSM_ = 0,
+      maxThreadsPerSM_ = 0;
   void *ctx_ = nullptr; // CUcontext
   int dev_ = 0;         // CUdevice
 };

@@ -21,6 +21,8 @@ TargetInfo defaultTarget(const std::string &arch) {
   t.maxSharedPerBlock = 163 * 1024;
   t.maxSharedPerSM = 164 * 1024;
   t.l2Bytes = 40 * 1024 * 1024;
+  if (arch == "sm_86" || arch == "sm_87" || arch == "sm_89" || arch == "sm_120")
+    t.maxThreadsPerSM = 1536;
   return t;
 }
 

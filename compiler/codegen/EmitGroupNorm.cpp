@@ -267,9 +267,12 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     int chunks = static_cast<int>((vecs + team - 1) / team);
     const bool light = int64_t(chunks) * vec <= kWarpLightFloats;
     const bool small = light && team <= kWarpSmallTeam && g.prologue.empty();
-    const int perSM = small   ? kWarpSmallBlocksPerSM
-                      : light ? kWarpLightBlocksPerSM
-                              : kWarpBlocksPerSM;
+    // No more blocks of 256 than the SM holds: a cooperative (tail) launch
+    // needs all of them resident.
+    const int perSM = std::min(small   ? kWarpSmallBlocksPerSM
+                               : light ? kWarpLightBlocksPerSM
+                                       : kWarpBlocksPerSM,
+                               std::max(1, t.maxThreadsPerSM / 256));
     int rows = static_cast<int>(std::clamp<int64_t>(
         (light ? kWarpLightFloats : 16) / (int64_t(chunks) * vec), 1, 8));
     k.block = 256;

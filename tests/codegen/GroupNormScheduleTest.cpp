@@ -1,0 +1,66 @@
+//===- GroupNormScheduleTest.cpp - Launch shapes of GroupNorm kernels -----===//
+//
+// No GPU needed: the blocks per SM the scheduler gives a register GroupNorm
+// kernel with a tail (a cooperative launch, so every block must be resident)
+// follow the target's resident-thread limit.
+//
+//===----------------------------------------------------------------------===//
+#include "Engine.h"
+#include "Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+namespace kiln {
+namespace {
+
+/// GroupNorm over slices of 16 (teams of 4 lanes, no prologue), then a min
+/// per sample and a broadcast add: one cooperative kernel. 8448 samples
+/// of 16 groups are more slices than any grid takes in one round.
+std::unique_ptr<Executable> compileFor(const std::string &arch) {
+  const char *text = "graph g(x: f32[8448, 256]) {\n"
+                     "  param gamma: f32[256] = ones\n"
+                     "  param beta: f32[256] = zeros\n"
+                     "  param bias: f32[1, 256, 1, 1] = zeros\n"
+                     "  y = group_norm(x, gamma, beta, groups=16)\n"
+                     "  m = min(y, dim=1, keepdim=true)\n"
+                     "  out = add(m, bias)\n  return out\n}\n";
+  auto g = parseGraph(text, "schedule.kg");
+  EXPECT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  if (!g)
+    return nullptr;
+  CompileOptions opts;
+  opts.arch = arch;
+  opts.compileOnly = true;
+  opts.generateOnly = true;
+  opts.cache.disableDisk = true;
+  auto exe = Executable::compile(**g, {{8448, 256}}, opts);
+  EXPECT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  return exe ? std::move(*exe) : nullptr;
+}
+
+TEST(GroupNormSchedule, SmallTeamsFillTheSMsButNoMoreThanTheyHold) {
+  struct Want {
+    const char *arch;
+    int perSM, sms;
+  };
+  // sm_90 and sm_80 hold 2048 threads per SM (eight blocks of 256);
+  // sm_89 holds 1536 (six).
+  for (const Want &w :
+       {Want{"sm_90", 8, 132}, Want{"sm_80", 8, 108}, Want{"sm_89", 6, 108}}) {
+    auto exe = compileFor(w.arch);
+    ASSERT_TRUE(exe) << w.arch;
+    ASSERT_EQ(exe->kernels().size(), 1u) << w.arch;
+    const EmittedKernel &k = exe->kernels()[0];
+    EXPECT_TRUE(k.cooperative) << w.arch;
+    EXPECT_EQ(k.block, 256u) << w.arch;
+    EXPECT_EQ(k.grid, unsigned(w.perSM * w.sms)) << w.arch;
+    EXPECT_NE(k.source.find(fmt::format("__launch_bounds__(256, {})", w.perSM)),
+              std::string::npos)
+        << w.arch;
+  }
+}
+
+} // namespace
+} // namespace kiln
