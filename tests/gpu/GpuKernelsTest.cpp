@@ -213,29 +213,17 @@ std::vector<Case> cases() {
                 withC(gn("N, 64, 5, 7", 8, "", ""), 64),
                 {{3, 64, 5, 7}}});
   cs.push_back({"gn_regs_rows", withC(gn("N, 12", 4, "", ""), 12), {{7, 12}}});
-  cs.push_back(
-      {"gn_regs_l2_62_like",
-       withC(gn("N, 8192", 512, "", "  l = leaky_relu(y)\n  out = add(l, l)\n"),
-             8192),
-       {{33, 8192}}});
-  cs.push_back(
-      {"gn_regs_l2_37_like",
-       withC(gn("N, 4096", 64, "  s = swish(x)\n  p = add(s, 0.5)\n", ""),
-             4096),
-       {{19, 4096}}});
+  const std::string l2_62Like = withC(
+      gn("N, 8192", 512, "", "  l = leaky_relu(y)\n  out = add(l, l)\n"), 8192);
+  const std::string l2_37Like =
+      withC(gn("N, 4096", 64, "  s = swish(x)\n  p = add(s, 0.5)\n", ""), 4096);
+  cs.push_back({"gn_regs_l2_62_like", l2_62Like, {{33, 8192}}});
+  cs.push_back({"gn_regs_l2_37_like", l2_37Like, {{19, 4096}}});
   // More slices than one round of the grid takes: each warp loops over
-  // several rounds, the last one partial (on 132 SMs a round is 792 blocks
-  // of 128 slices of 16 elements, or of 32 slices of 64).
-  cs.push_back(
-      {"gn_regs_rounds",
-       withC(gn("N, 8192", 512, "", "  l = leaky_relu(y)\n  out = add(l, l)\n"),
-             8192),
-       {{437, 8192}}});
-  cs.push_back(
-      {"gn_regs_rounds_prologue",
-       withC(gn("N, 4096", 64, "  s = swish(x)\n  p = add(s, 0.5)\n", ""),
-             4096),
-       {{1001, 4096}}});
+  // several rounds, the last one partial (on 132 SMs a round is 1056 blocks
+  // of 128 slices of 16 elements, or 792 blocks of 32 slices of 64).
+  cs.push_back({"gn_regs_rounds", l2_62Like, {{437, 8192}}});
+  cs.push_back({"gn_regs_rounds_prologue", l2_37Like, {{1001, 4096}}});
   cs.push_back({"gn_regs_offset",
                 withC(gn("N, 256", 16, "", ""), 256),
                 {{9, 256}},
@@ -333,14 +321,18 @@ std::vector<Case> cases() {
                 {{5, 16, 66, 67}, {5, 16, 66, 67}}});
   // GroupNorm with a tail: a per-sample min/max and what follows it, in
   // the same kernel after a grid barrier (L2_75's shape of graph).
-  const std::string minBias =
-      "graph g(x: f32[N, 256]) {\n"
-      "  param gamma: f32[256] = uniform(0.5, 1.5, seed=4)\n"
-      "  param beta: f32[256] = uniform(-1, 1, seed=5)\n"
-      "  param bias: f32[1, 256, 1, 1] = uniform(-1, 1, seed=6)\n"
-      "  y = group_norm(x, gamma, beta, groups=16)\n"
-      "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
-      "  return out\n}\n";
+  auto minBiasOf = [](int64_t c, int groups) {
+    return fmt::format(
+        "graph g(x: f32[N, {0}]) {{\n"
+        "  param gamma: f32[{0}] = uniform(0.5, 1.5, seed=4)\n"
+        "  param beta: f32[{0}] = uniform(-1, 1, seed=5)\n"
+        "  param bias: f32[1, {0}, 1, 1] = uniform(-1, 1, seed=6)\n"
+        "  y = group_norm(x, gamma, beta, groups={1})\n"
+        "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
+        "  return out\n}}\n",
+        c, groups);
+  };
+  const std::string minBias = minBiasOf(256, 16);
   cs.push_back({"gn_tail_min_bias", minBias, {{37, 256}}});
   cs.push_back({"gn_tail_max_nan",
                 "graph g(x: f32[N, 8, 6, 7]) {\n"
@@ -364,25 +356,10 @@ std::vector<Case> cases() {
   cs.push_back({"gn_tail_min_bias_36_rows", minBias, {{36, 256}}});
   // A tail of more elements than the grid has threads (several per thread,
   // the last round partial): [1, 4000, 67, 1] over 131 blocks.
-  cs.push_back({"gn_tail_min_bias_wide",
-                "graph g(x: f32[N, 4000]) {\n"
-                "  param gamma: f32[4000] = uniform(0.5, 1.5, seed=4)\n"
-                "  param beta: f32[4000] = uniform(-1, 1, seed=5)\n"
-                "  param bias: f32[1, 4000, 1, 1] = uniform(-1, 1, seed=6)\n"
-                "  y = group_norm(x, gamma, beta, groups=250)\n"
-                "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
-                "  return out\n}\n",
-                {{67, 4000}}});
+  cs.push_back({"gn_tail_min_bias_wide", minBiasOf(4000, 250), {{67, 4000}}});
   // A tail after several rounds per warp of the GroupNorm phase.
-  cs.push_back({"gn_tail_min_bias_rounds",
-                "graph g(x: f32[N, 8192]) {\n"
-                "  param gamma: f32[8192] = uniform(0.5, 1.5, seed=4)\n"
-                "  param beta: f32[8192] = uniform(-1, 1, seed=5)\n"
-                "  param bias: f32[1, 8192, 1, 1] = uniform(-1, 1, seed=6)\n"
-                "  y = group_norm(x, gamma, beta, groups=512)\n"
-                "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
-                "  return out\n}\n",
-                {{437, 8192}}});
+  cs.push_back(
+      {"gn_tail_min_bias_rounds", minBiasOf(8192, 512), {{437, 8192}}});
   // Trailing dims of 1: vectors run along the last dim larger than 1.
   cs.push_back({"pw_trailing_ones",
                 "graph p(x: f32[N, 1], y: f32[1, 6, 1, 1], "
