@@ -91,39 +91,6 @@ template <int Width> __device__ __forceinline__ float groupSum(float v) {
   return v;
 }
 
-template <int Width> __device__ __forceinline__ double groupSum(double v) {
-#pragma unroll
-  for (int o = Width / 2; o > 0; o /= 2)
-    v += __shfl_xor_sync(0xffffffffu, v, o, Width);
-  return v;
-}
-
-/// Sums K doubles over a block of Threads threads (a multiple of 32); every
-/// thread gets the totals. `scratch` holds 32 * K doubles of shared memory.
-template <int Threads, int K>
-__device__ __forceinline__ void blockSum(double (&v)[K], double *scratch) {
-  static_assert(Threads % 32 == 0 && Threads <= 1024, "whole warps");
-  constexpr int warps = Threads / 32;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll
-  for (int j = 0; j < K; ++j)
-    v[j] = groupSum<32>(v[j]);
-  if (lane == 0) {
-#pragma unroll
-    for (int j = 0; j < K; ++j)
-      scratch[warp * K + j] = v[j];
-  }
-  __syncthreads();
-#pragma unroll
-  for (int j = 0; j < K; ++j) {
-    double t = 0;
-    for (int w = 0; w < warps; ++w)
-      t += scratch[w * K + j];
-    v[j] = t;
-  }
-  __syncthreads(); // scratch may be reused at once
-}
-
 } // namespace kiln
 
 #endif

@@ -54,21 +54,24 @@ struct GnStats {
   float meanHi, meanLo, rstd, lowShift;
 };
 
-__device__ __forceinline__ GnStats gnFinish(double mean, double m2, double n,
+/// The stats of n values from their mean and M2 (invN = 1 / n). The variance
+/// is rounded to float before the reciprocal square root: rsqrtf's 2 ulp
+/// are far inside the tolerance, and double division and square root cost
+/// NVRTC more than they are worth here.
+__device__ __forceinline__ GnStats gnFinish(double mean, double m2, double invN,
                                             float eps) {
-  double var = m2 / n;
+  double var = m2 * invN;
   var = var > 0 ? var : 0;
   GnStats st;
   st.meanHi = static_cast<float>(mean);
   st.meanLo = static_cast<float>(mean - st.meanHi);
-  st.rstd = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+  st.rstd = rsqrtf(static_cast<float>(var) + eps);
   st.lowShift = -st.meanLo * st.rstd;
   return st;
 }
 
 /// The same from float moments of d = x - c over n values: a slice in
-/// registers is small, so float keeps every digit that matters here, and the
-/// double divisions and square root would cost more than the slice's loads.
+/// registers is small, so float keeps every digit that matters here.
 __device__ __forceinline__ GnStats gnFinishFloat(float c, float s1, float s2,
                                                  float invN, float eps) {
   const float dm = s1 * invN;
@@ -177,8 +180,12 @@ __device__ __forceinline__ void gnWarp(LoadRaw loadRaw, Finish finish,
   }
 }
 
-/// Loads Unroll vectors per thread before using any, to keep loads in flight.
-constexpr int kGnUnroll = 4;
+/// gnTeam's vectors per thread per group: the group's loads are all issued
+/// before any is used. 2 is enough with the L2 prefetch running ahead of
+/// them, and fewer registers: on the H200, L1_35 4.135-4.146 ms against
+/// 4.146-4.172 at 4 (4.36-4.41 at 1), L2_19's GroupNorm 1.253-1.259 ms
+/// against 1.400; and NVRTC compiles the smaller kernel sooner.
+constexpr int kGnUnroll = 2;
 
 /// Adds v to *p with release semantics at GPU scope: the thread's earlier
 /// writes (and atomics) are visible to whoever sees the addition.
@@ -227,6 +234,7 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
   static_assert((TeamBlocks - 1) * ChunkLen < SliceLen,
                 "every block of a team needs a non-empty part");
   constexpr int U = kGnUnroll, step = Threads * Vec;
+  constexpr double invLen = 1.0 / static_cast<double>(SliceLen);
   extern __shared__ float4 smemRaw[];
   float *part = reinterpret_cast<float *>(smemRaw);
   __shared__ double scratch[32 * 2];
@@ -262,12 +270,25 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
   // and used again at k + 3).
   unsigned exchanges = 0;
   auto combine = [&] {
-    double t[2] = {s1, s2};
-    blockSum<Threads>(t, scratch);
+    // Within warps in float (each lane's sums are float already), across
+    // warps in double by the publishing thread alone, the only one that
+    // needs the totals.
+    const float w1 = groupSum<32>(s1), w2 = groupSum<32>(s2);
+    if (threadIdx.x % 32 == 0) {
+      scratch[threadIdx.x / 32 * 2] = w1;
+      scratch[threadIdx.x / 32 * 2 + 1] = w2;
+    }
+    __syncthreads();
+    double t[2] = {0, 0};
     // The last thread publishes: it has the fewest vectors of the part (the
     // last round of the streaming pass is the partial one), so its release
     // waits least for its own stores (L1_35 0.8% faster than thread 0).
     if (threadIdx.x == Threads - 1) {
+#pragma unroll 1
+      for (int w = 0; w < Threads / 32; ++w) {
+        t[0] += scratch[w * 2];
+        t[1] += scratch[w * 2 + 1];
+      }
       if constexpr (TeamBlocks > 1) {
         double *acc = sums + (team * 3 + exchanges % 3) * 2;
         atomicAdd(acc, t[0]);
@@ -284,7 +305,7 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
           old[1] = 0;
         }
       }
-      const double dm = t[0] / static_cast<double>(SliceLen);
+      const double dm = t[0] * invLen;
       stats[0] = c + dm;
       stats[1] = t[1] - t[0] * dm;
     }
@@ -292,42 +313,34 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
     __syncthreads();
   };
 
-  // The U vectors of this thread at e0, e0 + step, ... that lie in the part,
-  // of the slice at sliceBase; all loads issued before any is used.
-  auto loadGroup = [&](i64 sliceBase, Off e0, float(&v)[U][Vec]) {
+  // The raw inputs of the U vectors of this thread at e0, e0 + step, ...
+  // that lie in the part, of the slice at sliceBase: all loads are issued
+  // before any is used, and the prologue runs where they are used.
+  auto loadGroup = [&](i64 sliceBase, Off e0, Raw(&r)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u)
       if (e0 + u * step < end)
-        load(sliceBase + e0 + u * step, v[u]);
+        loadRaw(sliceBase + e0 + u * step, r[u]);
   };
 
-  // Pass 1 for the team's first slice: read the part, keep it on chip, sum
-  // it. Later slices are read while the previous one is written (pass 3).
-  if (team < NumSlices) {
-    const i64 base = team * SliceLen;
-    for (Off e0 = first; e0 < end; e0 += step * U) {
-      float v[U][Vec];
-      loadGroup(base, e0, v);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const Off e = e0 + u * step;
-        if (e < end) {
-          if (onChip(e))
-            storeVec<Vec>(part + static_cast<int>(e - begin), v[u]);
-          moments(v[u]);
-        }
-      }
-    }
-  }
-  for (i64 s = team; s < NumSlices; s += numTeams) {
+  // A team's round 0 only reads its first slice (pass 1: keep the part on
+  // chip and sum it). Every later round finishes the statistics of slice s
+  // and then, in one streaming pass, normalises and writes s from on-chip
+  // memory while it reads the team's next slice into the same place and sums
+  // its moments about s's mean (pass 3: reads and writes in flight together,
+  // as in a copy). Both passes are the one loop body below: each copy of it
+  // costs NVRTC about as much time as the rest of the kernel.
+  for (i64 s = static_cast<i64>(team) - numTeams; s < NumSlices;
+       s += numTeams) {
+    const bool cur = s >= 0;
     const i64 base = s * SliceLen;
     const i64 next = s + numTeams;
     const bool more = next < NumSlices;
     const i64 nextBase = next * SliceLen;
     // The next slice's first vectors, in flight while the team waits.
-    float pre[U][Vec];
+    Raw w[U];
     if (more)
-      loadGroup(nextBase, first, pre);
+      loadGroup(nextBase, first, w);
     // And the next prefetchLen elements of the part into L2.
     if constexpr (Vec == 4) {
       const Off a = begin + step * U;
@@ -335,17 +348,22 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
       if (more && threadIdx.x == 0 && a < b)
         prefetch(nextBase + a, static_cast<unsigned>((b - a) * 4));
     }
-    combine();
-    // The shift is the previous slice's mean. Summed about it, the moments
-    // keep their digits while it lies within a standard deviation of this
-    // slice's mean; otherwise (the first slice, a change of level, NaN or
-    // inf) the part is summed again about the mean. The stats are the
-    // same in every block of the team, so is the choice.
-    {
-      const double dm = stats[0] - c, m2 = stats[1];
-      if (!(dm * dm * static_cast<double>(SliceLen) <= m2 && m2 < 1e300)) {
+    GnStats st{};
+    if (cur) {
+      // The shift is the previous slice's mean. Summed about it, the
+      // moments keep their digits while it lies within a standard deviation
+      // of this slice's mean; otherwise (the first slice, a change of level,
+      // NaN or inf) the part is summed again about the mean, once. The
+      // stats are the same in every block of the team, so is the choice.
+      for (bool again = true;; again = false) {
+        combine();
+        const double dm = stats[0] - c, m2 = stats[1];
+        if (!again ||
+            (dm * dm * static_cast<double>(SliceLen) <= m2 && m2 < 1e300))
+          break;
         c = static_cast<float>(stats[0]);
         s1 = 0, s2 = 0;
+#pragma unroll 1
         for (Off e = first; e < end; e += step) {
           float v[Vec];
           if (onChip(e))
@@ -354,58 +372,34 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
             load(base + e, v);
           moments(v);
         }
-        combine();
       }
-    }
-    if constexpr (TeamBlocks > 1) {
-      // After its last wait a block departs; the last to depart zeroes the
-      // team's words for the next launch (no block reads them again). The
-      // acquire-release departure orders this block's reads of the sums
-      // before the last block's zeroing, as in tailRestore (measured the
-      // same as a full fence: L1_35 4.160-4.191 against 4.176-4.178 ms).
-      if (!more && threadIdx.x == 0) {
-        if (acqRelAdd(counters + numTeams + team, 1u) == TeamBlocks - 1) {
-          counters[team] = 0;
-          counters[numTeams + team] = 0;
+      if constexpr (TeamBlocks > 1) {
+        // After its last wait a block departs; the last to depart zeroes
+        // the team's words for the next launch (no block reads them again).
+        // The acquire-release departure orders this block's reads of the
+        // sums before the last block's zeroing, as in tailRestore (measured
+        // the same as a full fence: L1_35 4.160-4.191 against 4.176-4.178
+        // ms).
+        if (!more && threadIdx.x == 0) {
+          if (acqRelAdd(counters + numTeams + team, 1u) == TeamBlocks - 1) {
+            counters[team] = 0;
+            counters[numTeams + team] = 0;
 #pragma unroll
-          for (int i = 0; i < 6; ++i)
-            sums[team * 6 + i] = 0;
+            for (int i = 0; i < 6; ++i)
+              sums[team * 6 + i] = 0;
+          }
         }
       }
+      st = gnFinish(stats[0], stats[1], invLen, eps);
+      c = st.meanHi;
+      s1 = 0, s2 = 0;
     }
-    const GnStats st =
-        gnFinish(stats[0], stats[1], static_cast<double>(SliceLen), eps);
-    c = st.meanHi;
-    s1 = 0, s2 = 0;
-    // Pass 3: normalise this slice from on-chip memory and write it, while
-    // reading the team's next slice into the same place and summing its
-    // moments about this slice's mean (one streaming pass, reads and writes
-    // in flight together, as in a copy).
-    auto stream = [&](Off e0, float(&w)[U][Vec]) {
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const Off e = e0 + u * step;
-        if (e >= end)
-          continue;
-        float v[Vec];
-        const bool kept = onChip(e);
-        if (kept)
-          loadVec<Vec>(part + static_cast<int>(e - begin), v);
-        else
-          load(base + e, v);
-        gnNormalize<Vec>(st, v);
-        store(base + e, v);
-        if (more) {
-          if (kept)
-            storeVec<Vec>(part + static_cast<int>(e - begin), w[u]);
-          moments(w[u]);
-        }
-      }
-    };
-    stream(first, pre);
-    for (Off e0 = first + step * U; e0 < end; e0 += step * U) {
-      float w[U][Vec];
-      if (more) {
+    // cur and more pass through an empty asm so that the optimiser does not
+    // clone the loop for each of their values (four copies of the body).
+    unsigned curBits = cur, moreBits = more;
+    for (Off e0 = first; e0 < end; e0 += step * U) {
+      asm volatile("" : "+r"(curBits), "+r"(moreBits));
+      if (moreBits && e0 != first) {
         if constexpr (Vec == 4) {
           // Keep the prefetch prefetchLen ahead of thread 0's loads.
           const Off a = e0 + static_cast<Off>(prefetchLen);
@@ -415,13 +409,37 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
         }
         loadGroup(nextBase, e0, w);
       }
-      stream(e0, w);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const Off e = e0 + u * step;
+        if (e >= end)
+          continue;
+        const bool kept = onChip(e);
+        if (curBits) {
+          float v[Vec];
+          if (kept)
+            loadVec<Vec>(part + static_cast<int>(e - begin), v);
+          else
+            load(base + e, v);
+          gnNormalize<Vec>(st, v);
+          store(base + e, v);
+        }
+        if (moreBits) {
+          float v[Vec];
+          finish(nextBase + e, w[u], v);
+          if (kept)
+            storeVec<Vec>(part + static_cast<int>(e - begin), v);
+          moments(v);
+        }
+      }
     }
-    // No block barrier here: stats and scratch are rewritten only after the
-    // next round's blockSum, which every thread reaches after reading them
-    // (a barrier here measured 1% slower on L1_35).
-    __syncwarp();
-    roundDone(); // every lane of the warp is here
+    if (cur) {
+      // No block barrier here: stats and scratch are rewritten only after
+      // the next round's first barrier, which every thread reaches after
+      // reading them (a barrier here measured 1% slower on L1_35).
+      __syncwarp();
+      roundDone(); // every lane of the warp is here
+    }
   }
 }
 
