@@ -17,6 +17,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 #ifndef KILN_VERSION
@@ -25,16 +26,16 @@
 
 namespace kiln {
 
-TargetInfo targetOf(const rt::Device *device, const std::string &arch) {
+TargetInfo targetOf(const rt::DeviceTraits *device, const std::string &arch) {
   if (!device)
     return defaultTarget(arch.empty() ? "sm_90" : arch);
   TargetInfo t;
-  t.arch = arch.empty() ? device->info().arch() : arch;
-  t.multiprocessors = device->info().multiprocessors;
-  t.maxSharedPerBlock = device->maxSharedPerBlockOptin();
-  t.maxSharedPerSM = device->maxSharedPerMultiprocessor();
-  t.maxThreadsPerSM = device->maxThreadsPerMultiprocessor();
-  t.l2Bytes = device->l2Bytes();
+  t.arch = arch.empty() ? device->info.arch() : arch;
+  t.multiprocessors = device->info.multiprocessors;
+  t.maxSharedPerBlock = device->maxSharedOptin;
+  t.maxSharedPerSM = device->maxSharedPerSM;
+  t.maxThreadsPerSM = device->maxThreadsPerSM;
+  t.l2Bytes = device->l2Bytes;
   return t;
 }
 
@@ -94,14 +95,15 @@ Executable::compile(const Graph &g,
   if (!spec)
     return spec.takeError();
   exe->graph_ = std::move(*spec);
+  std::optional<rt::DeviceTraits> traits;
   if (!opts.compileOnly) {
-    llvm::Expected<rt::Device *> dev = rt::Device::open(0);
-    if (!dev)
-      return dev.takeError();
-    exe->device_ = *dev;
+    llvm::Expected<rt::DeviceTraits> t = rt::Device::probe(0);
+    if (!t)
+      return t.takeError();
+    traits = std::move(*t);
   }
-  const auto afterOpen = std::chrono::steady_clock::now();
-  exe->target_ = targetOf(exe->device_, opts.arch);
+  const auto afterProbe = std::chrono::steady_clock::now();
+  exe->target_ = targetOf(traits ? &*traits : nullptr, opts.arch);
   exe->plan_ = partitionGraph(*exe->graph_);
   llvm::Expected<std::vector<EmittedKernel>> ks =
       generateKernels(*exe->graph_, exe->plan_, exe->target_);
@@ -114,13 +116,19 @@ Executable::compile(const Graph &g,
       llvm::errs() << "// ===== " << k.name << " =====\n" << k.source;
   if (opts.generateOnly)
     return exe;
-  if (llvm::Error e = exe->buildKernels(opts))
+  // The device's context (about 100 ms on an H200) is created on another
+  // thread while the kernels compile or come from the cache.
+  std::future<llvm::Expected<rt::Device *>> opening;
+  if (traits)
+    opening =
+        std::async(std::launch::async, [] { return rt::Device::open(0); });
+  if (llvm::Error e = exe->buildKernels(opts, opening))
     return e;
   if (exe->device_)
     if (llvm::Error e = exe->planMemory())
       return e;
   exe->kernelsReadyMs_ = std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - afterOpen)
+                             std::chrono::steady_clock::now() - afterProbe)
                              .count();
   return exe;
 }
@@ -149,7 +157,9 @@ rt::KernelMetadata Executable::cacheMetadata(size_t i) const {
   return meta;
 }
 
-llvm::Error Executable::buildKernels(const CompileOptions &opts) {
+llvm::Error
+Executable::buildKernels(const CompileOptions &opts,
+                         std::future<llvm::Expected<rt::Device *>> &opening) {
   rt::KernelCache &cache = processCache(opts.cache);
   std::vector<std::future<llvm::Expected<rt::CacheLookup>>> jobs;
   for (size_t i = 0; i < kernels_.size(); ++i) {
@@ -172,6 +182,15 @@ llvm::Error Executable::buildKernels(const CompileOptions &opts) {
     }
     builds_.push_back({r->key, r->source, r->compileMs, r->log});
     cubins.push_back(r->cubin);
+  }
+  if (opening.valid()) {
+    llvm::Expected<rt::Device *> dev = opening.get();
+    if (!dev)
+      return llvm::joinErrors(std::move(err), dev.takeError());
+    // Opened on another thread: make its context current on this one.
+    if (llvm::Error e = (*dev)->makeCurrent())
+      return llvm::joinErrors(std::move(err), std::move(e));
+    device_ = *dev;
   }
   if (err || !device_)
     return err;

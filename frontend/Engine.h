@@ -26,6 +26,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,7 +39,8 @@ struct CompileOptions {
   std::string arch;
   /// Generate and compile only; no GPU is needed (kiln compile).
   bool compileOnly = false;
-  /// Stop after code generation: no NVRTC, no cache (kiln plan).
+  /// Stop after code generation: no NVRTC, no cache, no device context
+  /// (kiln plan; without compileOnly the GPU's traits set the target).
   bool generateOnly = false;
   rt::CacheOptions cache = rt::cacheOptionsFromEnvironment();
 };
@@ -78,10 +80,11 @@ public:
   rt::KernelMetadata cacheMetadata(size_t i) const;
   /// Bytes of intermediates the memory planner allocates.
   uint64_t intermediateBytes() const { return planBytes_; }
-  /// What compile() spent, once the device was open (see Device::openMs),
-  /// until run() may launch: planning, code generation, compiling or loading
-  /// each kernel from the cache, loading the modules, and allocating
-  /// intermediates.
+  /// What compile() spent, once the driver had started (rt::driverStartMs)
+  /// and the GPU's traits were read, until run() may launch: planning, code
+  /// generation, compiling or loading each kernel from the cache while
+  /// another thread creates the device's context (Device::openMs), then
+  /// loading the modules and allocating intermediates.
   double kernelsReadyMs() const { return kernelsReadyMs_; }
   /// How many kernels came from the cache (memory or disk) and how many
   /// were compiled now.
@@ -113,7 +116,10 @@ public:
 
 private:
   Executable() = default;
-  llvm::Error buildKernels(const CompileOptions &opts);
+  /// Compiles the kernels or takes them from the cache; then, once
+  /// `opening` (when valid) has the device, loads them on it.
+  llvm::Error buildKernels(const CompileOptions &opts,
+                           std::future<llvm::Expected<rt::Device *>> &opening);
   llvm::Error planMemory();
   /// Kernel ki's arguments are args[begin[ki], begin[ki + 1]).
   llvm::Error launchDirect(llvm::MutableArrayRef<rt::DevicePtr> args,
@@ -147,7 +153,7 @@ private:
 };
 
 /// The target of the GPU (when `device` is set) or defaultTarget(arch).
-TargetInfo targetOf(const rt::Device *device, const std::string &arch);
+TargetInfo targetOf(const rt::DeviceTraits *device, const std::string &arch);
 
 /// Every embedded template as an NVRTC header.
 std::vector<rt::SourceHeader> templateHeaders();

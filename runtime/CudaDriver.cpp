@@ -5,6 +5,10 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+
 namespace kiln::rt {
 
 #define KILN_STRINGIFY_(x) #x
@@ -84,7 +88,19 @@ std::string DeviceInfo::arch() const {
   return fmt::format("sm_{}{}", ccMajor, ccMinor);
 }
 
+namespace {
+/// driverStartMs(), written once by the first probe that succeeds.
+std::atomic<double> firstStartMs{0};
+std::once_flag firstStart;
+} // namespace
+
+double driverStartMs() {
+  // A reader racing with the first probe may see 0, as before it.
+  return firstStartMs.load();
+}
+
 llvm::Expected<DriverInfo> probeDevices() {
+  const auto start = std::chrono::steady_clock::now();
   llvm::Expected<const DriverApi &> api = driverApi();
   if (!api)
     return api.takeError();
@@ -124,6 +140,11 @@ llvm::Expected<DriverInfo> probeDevices() {
     d.totalMemory = mem;
     info.devices.push_back(std::move(d));
   }
+  std::call_once(firstStart, [&] {
+    firstStartMs.store(std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - start)
+                           .count());
+  });
   return info;
 }
 

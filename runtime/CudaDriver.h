@@ -36,6 +36,11 @@ struct DriverInfo {
 /// driver's error name), or zero devices.
 llvm::Expected<DriverInfo> probeDevices();
 
+/// How long the process's first successful probeDevices() took: loading the
+/// driver and cuInit (about 100-190 ms on an H200 machine), which any CUDA
+/// program pays once. 0 until then.
+double driverStartMs();
+
 /// One line for people: "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB), driver
 /// 13.0" or "no GPU: <reason>".
 std::string describeDevices();

@@ -1,6 +1,8 @@
 #include "Device.h"
 #include "DriverApi.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <fmt/format.h>
 
 #include <cassert>
@@ -184,6 +186,38 @@ llvm::Error LaunchGraph::launch(StreamHandle stream) {
 
 // --- Device -----------------------------------------------------------------
 
+llvm::Expected<DeviceTraits> Device::probe(int ordinal) {
+  llvm::Expected<DriverInfo> probe = probeDevices(); // loads, cuInit
+  if (!probe)
+    return probe.takeError();
+  auto it = llvm::find_if(probe->devices, [&](const DeviceInfo &d) {
+    return d.ordinal == ordinal;
+  });
+  if (it == probe->devices.end())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "no GPU %d: the driver reports %zu usable device(s)", ordinal,
+        probe->devices.size());
+  DeviceTraits t;
+  t.info = *it;
+  const DriverApi &api = drv();
+  CUdevice dev = 0;
+  if (llvm::Error e = check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet"))
+    return e;
+  std::pair<int *, CUdevice_attribute> attrs[] = {
+      {&t.l2Bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE},
+      {&t.maxSharedOptin,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
+      {&t.maxSharedPerSM,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR},
+      {&t.maxThreadsPerSM, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR}};
+  for (auto [out, attr] : attrs)
+    if (llvm::Error e = check(api.cuDeviceGetAttribute(out, attr, dev),
+                              "cuDeviceGetAttribute"))
+      return e;
+  return t;
+}
+
 llvm::Expected<Device *> Device::open(int ordinal) {
   static std::mutex mu;
   static std::map<int, std::unique_ptr<Device>> opened;
@@ -195,40 +229,16 @@ llvm::Expected<Device *> Device::open(int ordinal) {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  llvm::Expected<DriverInfo> probe = probeDevices(); // loads, cuInit
-  if (!probe)
-    return probe.takeError();
+  llvm::Expected<DeviceTraits> traits = probe(ordinal);
+  if (!traits)
+    return traits.takeError();
   std::unique_ptr<Device> d(new Device());
-  bool found = false;
-  for (const DeviceInfo &info : probe->devices)
-    if (info.ordinal == ordinal) {
-      d->info_ = info;
-      found = true;
-    }
-  if (!found)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "no GPU %d: the driver reports %zu usable device(s)", ordinal,
-        probe->devices.size());
-
+  d->traits_ = std::move(*traits);
   const DriverApi &api = drv();
   CUdevice dev = 0;
   if (llvm::Error e = check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet"))
     return e;
   d->dev_ = dev;
-  std::pair<int *, CUdevice_attribute> attrs[] = {
-      {&d->l2Bytes_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE},
-      {&d->maxSharedOptin_,
-       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
-      {&d->maxSharedPerSM_,
-       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR},
-      {&d->maxThreadsPerSM_,
-       CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR}};
-  for (auto [out, attr] : attrs)
-    if (llvm::Error e = check(api.cuDeviceGetAttribute(out, attr, dev),
-                              "cuDeviceGetAttribute"))
-      return e;
-
   CUcontext ctx = nullptr;
   if (llvm::Error e =
           check(api.cuDevicePrimaryCtxRetain(&ctx, dev),
@@ -328,7 +338,7 @@ llvm::Expected<Module> Device::loadModule(llvm::ArrayRef<char> cubin) {
   if (llvm::Error e =
           check(drv().cuModuleLoadData(&mod, cubin.data()), "cuModuleLoadData",
                 fmt::format("{}-byte cubin on {} ({})", cubin.size(),
-                            info_.name, info_.arch())))
+                            traits_.info.name, traits_.info.arch())))
     return e;
   Module m;
   m.mod_ = mod;
@@ -358,7 +368,7 @@ llvm::Error Device::setMaxDynamicShared(void *function, int bytes) {
       "cuFuncSetAttribute",
       fmt::format("max dynamic shared memory {}; the device allows {} per "
                   "block",
-                  bytesText(bytes), bytesText(maxSharedOptin_)));
+                  bytesText(bytes), bytesText(traits_.maxSharedOptin)));
 }
 
 llvm::Expected<int> Device::maxActiveBlocksPerSM(void *function,
@@ -406,14 +416,14 @@ llvm::Error Device::launch(void *function, const LaunchConfig &cfg, void **args,
         maxActiveBlocksPerSM(function, b[0] * b[1] * b[2], cfg.sharedBytes);
     if (!perSM)
       return perSM.takeError();
-    uint64_t fit = uint64_t(*perSM) * info_.multiprocessors;
+    uint64_t fit = uint64_t(*perSM) * traits_.info.multiprocessors;
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "cooperative launch of %llu blocks cannot run: at most %d block(s) "
         "per SM x %d SMs = %llu fit on %s at once (%s)",
-        static_cast<unsigned long long>(blocks), *perSM, info_.multiprocessors,
-        static_cast<unsigned long long>(fit), info_.name.c_str(),
-        shape.c_str());
+        static_cast<unsigned long long>(blocks), *perSM,
+        traits_.info.multiprocessors, static_cast<unsigned long long>(fit),
+        traits_.info.name.c_str(), shape.c_str());
   }
   return check(
       r, cfg.cooperative ? "cuLaunchKernelEx (cooperative)" : "cuLaunchKernel",

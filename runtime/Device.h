@@ -7,8 +7,10 @@
 //
 // Device::open retains the device's primary context and makes it current on
 // the calling thread; the context outlives every Buffer, Module and Stream
-// made from it. Handles are opaque pointers/integers so that no CUDA header
-// leaks into users of the runtime.
+// made from it. Device::probe reads what code generation needs without a
+// context, so that kernels compile while another thread opens the device.
+// Handles are opaque pointers/integers so that no CUDA header leaks into users
+// of the runtime.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_DEVICE_H
@@ -141,23 +143,38 @@ private:
   std::vector<std::pair<void *, LaunchConfig>> launches_;
 };
 
+/// What code generation needs to know of a GPU.
+struct DeviceTraits {
+  DeviceInfo info;
+  int l2Bytes = 0;
+  /// Largest dynamic + static shared memory one block may opt in to.
+  int maxSharedOptin = 0;
+  int maxSharedPerSM = 0;
+  /// Threads one SM holds at once (2048 on A100 and H100, 1536 on sm_86/89).
+  int maxThreadsPerSM = 0;
+};
+
 class Device {
 public:
+  /// The traits of GPU `ordinal`, read without creating a context: loads
+  /// the driver and runs cuInit (about 100 ms the first time on an H200),
+  /// then queries attributes. The error says why no GPU can be used (see
+  /// probeDevices).
+  static llvm::Expected<DeviceTraits> probe(int ordinal = 0);
   /// The GPU `ordinal`, with its primary context current on this thread.
   /// Opened once per process and ordinal; later calls return the same one.
   /// The error says why no GPU can be used (see probeDevices).
   static llvm::Expected<Device *> open(int ordinal = 0);
 
-  const DeviceInfo &info() const { return info_; }
+  const DeviceInfo &info() const { return traits_.info; }
+  const DeviceTraits &traits() const { return traits_; }
   /// How long the process's first open() of this device took: loading the
   /// driver, cuInit (unless an earlier probe did it) and the context.
   double openMs() const { return openMs_; }
-  int l2Bytes() const { return l2Bytes_; }
-  /// Largest dynamic + static shared memory one block may opt in to.
-  int maxSharedPerBlockOptin() const { return maxSharedOptin_; }
-  int maxSharedPerMultiprocessor() const { return maxSharedPerSM_; }
-  /// Threads one SM holds at once (2048 on A100 and H100, 1536 on sm_86/89).
-  int maxThreadsPerMultiprocessor() const { return maxThreadsPerSM_; }
+  int l2Bytes() const { return traits_.l2Bytes; }
+  int maxSharedPerBlockOptin() const { return traits_.maxSharedOptin; }
+  int maxSharedPerMultiprocessor() const { return traits_.maxSharedPerSM; }
+  int maxThreadsPerMultiprocessor() const { return traits_.maxThreadsPerSM; }
 
   /// Makes this device's context current on the calling thread.
   llvm::Error makeCurrent() const;
@@ -200,10 +217,8 @@ public:
 
 private:
   Device() = default;
-  DeviceInfo info_;
+  DeviceTraits traits_;
   double openMs_ = 0;
-  int l2Bytes_ = 0, maxSharedOptin_ = 0, maxSharedPerSM_ = 0,
-      maxThreadsPerSM_ = 0;
   void *ctx_ = nullptr; // CUcontext
   int dev_ = 0;         // CUdevice
 };

@@ -179,7 +179,8 @@ int runRun(const ParsedArgs &args) {
         userError("--device takes auto, gpu or cpu, not '{}'", device));
   bool noGpu = false;
   if (device != "cpu") {
-    llvm::Expected<rt::Device *> dev = rt::Device::open(0);
+    // No context yet: compiling creates it while the kernels compile.
+    llvm::Expected<rt::DeviceTraits> dev = rt::Device::probe(0);
     if (dev)
       return runOnGpu(graph, *inputs, paramFile ? &*paramFile : nullptr,
                       paramPath, *outputFiles, args);

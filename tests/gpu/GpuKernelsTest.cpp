@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <random>
+#include <thread>
 #include <utility>
 
 namespace kiln {
@@ -427,6 +428,34 @@ TEST(GpuGelu, MatchesFloat64PointByPoint) {
   }
   EXPECT_EQ(bad, 0);
   RecordProperty("worst_error_over_abs_x", std::to_string(worst));
+}
+
+// Executable::compile creates the device's context on another thread while
+// the kernels compile, and the calling thread must come out with it
+// current: a thread that never touched the device compiles, uploads, runs
+// and matches the reference.
+TEST(GpuEngine, CompilesAndRunsOnAThreadThatNeverUsedTheDevice) {
+  auto dev = rt::Device::open(0);
+  if (!dev)
+    GTEST_SKIP() << "no GPU here, GPU tests skipped: "
+                 << llvm::toString(dev.takeError());
+  auto g = parseGraph(
+      "graph g(x: f32[N]) {\n  out = gelu(x)\n  return out\n}\n", "t.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  std::mt19937_64 rng(7);
+  std::vector<HostTensor> inputs;
+  inputs.push_back(randomTensor({4099}, rng, 0, 0));
+  std::thread worker([&] {
+    CompileOptions opts;
+    auto s = prepareGpu(**g, inputs, nullptr, "", opts);
+    ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+    EXPECT_GT(rt::driverStartMs(), 0.0);
+    ASSERT_FALSE(static_cast<bool>(s->poisonOutputs()));
+    ASSERT_FALSE(static_cast<bool>(s->run()));
+    Case c{"gelu on a fresh thread", "", {{4099}}};
+    expectMatches(c, **g, *s, inputs, 0);
+  });
+  worker.join();
 }
 
 } // namespace

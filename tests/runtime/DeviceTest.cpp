@@ -42,6 +42,39 @@ TEST(Device, OpenTwiceGivesTheSameDevice) {
   EXPECT_GT(mem->second, mem->first);
 }
 
+TEST(Device, ProbeGivesTheTraitsOfTheOpenedDevice) {
+  llvm::Expected<DeviceTraits> t = Device::probe(0);
+  std::string why;
+  Device *d = gpu(why);
+  if (!d) {
+    ASSERT_FALSE(bool(t)) << "probe found a GPU that open() cannot open";
+    const std::string probeWhy = llvm::toString(t.takeError());
+    EXPECT_EQ(probeWhy.rfind("no GPU", 0), 0u) << probeWhy;
+    EXPECT_EQ(driverStartMs(), 0.0) << "no probe succeeded";
+    GTEST_SKIP() << why;
+  }
+  ASSERT_TRUE(bool(t)) << llvm::toString(t.takeError());
+  const double start = driverStartMs();
+  EXPECT_GT(start, 0.0) << "the first successful probe is timed";
+  ASSERT_TRUE(bool(Device::probe(0)));
+  EXPECT_EQ(driverStartMs(), start) << "only the first one";
+  EXPECT_EQ(t->info.name, d->info().name);
+  EXPECT_EQ(t->info.arch(), d->info().arch());
+  EXPECT_EQ(t->info.multiprocessors, d->info().multiprocessors);
+  EXPECT_EQ(t->l2Bytes, d->l2Bytes());
+  EXPECT_EQ(t->maxSharedOptin, d->maxSharedPerBlockOptin());
+  EXPECT_EQ(t->maxSharedPerSM, d->maxSharedPerMultiprocessor());
+  EXPECT_EQ(t->maxThreadsPerSM, d->maxThreadsPerMultiprocessor());
+  EXPECT_GE(t->maxThreadsPerSM, 1024);
+}
+
+TEST(Device, ProbeOfAMissingOrdinalSaysSo) {
+  llvm::Expected<DeviceTraits> t = Device::probe(4096);
+  ASSERT_FALSE(bool(t)) << "GPU 4096 exists?";
+  const std::string why = llvm::toString(t.takeError());
+  EXPECT_EQ(why.rfind("no GPU", 0), 0u) << why;
+}
+
 /// test::patternRequest's kernel, compiled for `d` and loaded.
 struct PatternKernel {
   Module mod;
