@@ -184,7 +184,11 @@ Executable::buildKernels(const CompileOptions &opts,
     cubins.push_back(r->cubin);
   }
   if (opening.valid()) {
+    const auto waitStart = std::chrono::steady_clock::now();
     llvm::Expected<rt::Device *> dev = opening.get();
+    contextWaitMs_ = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - waitStart)
+                         .count();
     if (!dev)
       return llvm::joinErrors(std::move(err), dev.takeError());
     // Opened on another thread: make its context current on this one.

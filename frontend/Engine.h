@@ -86,6 +86,9 @@ public:
   /// another thread creates the device's context (Device::openMs), then
   /// loading the modules and allocating intermediates.
   double kernelsReadyMs() const { return kernelsReadyMs_; }
+  /// The part of kernelsReadyMs spent waiting for the device's context after
+  /// the kernels were built: kernelsReadyMs - contextWaitMs is Kiln's own.
+  double contextWaitMs() const { return contextWaitMs_; }
   /// How many kernels came from the cache (memory or disk) and how many
   /// were compiled now.
   size_t cachedKernels() const;
@@ -144,6 +147,7 @@ private:
   std::vector<std::vector<rt::Buffer>> workspaces_; // per kernel
   uint64_t planBytes_ = 0;
   double kernelsReadyMs_ = 0;
+  double contextWaitMs_ = 0;
   /// The launches as a CUDA graph, and the arguments it holds.
   mutable std::mutex graphMutex_;
   bool graphLaunches_ = true;

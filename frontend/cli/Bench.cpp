@@ -207,6 +207,7 @@ int runBench(const ParsedArgs &args) {
   j["driver_start_ms"] = rt::driverStartMs();
   j["device_open_ms"] = dev.openMs();
   j["kernels_ready_ms"] = exe.kernelsReadyMs();
+  j["context_wait_ms"] = exe.contextWaitMs();
   j["kernels_cached"] = exe.cachedKernels();
   j["intermediate_bytes"] = exe.intermediateBytes();
   j["launch"] = launchMode;
@@ -242,16 +243,16 @@ int runBench(const ParsedArgs &args) {
       tms, nk, bytes / 1e9, bytes / *bw * 1e3, 100 * (bytes / *bw * 1e3) / tms);
   llvm::outs() << fmt::format(
       "  compile + load {:.1f} ms: the driver's start {:.1f} ms, then "
-      "kernels ready in {:.1f} ms ({} from the cache, {} compiled; the "
-      "device's context, {:.1f} ms, made meanwhile); intermediates {:.1f} "
-      "MiB\n"
+      "kernels ready in {:.1f} ms ({} from the cache, {} compiled), {:.1f} "
+      "ms of it waiting for the device's context (made meanwhile in {:.1f} "
+      "ms); intermediates {:.1f} MiB\n"
       "  launch: {}\n"
       "  host time per kernel launched: {:.2f} us from idle, {:.2f} us "
       "queued (kernel by kernel: {:.2f} / {:.2f} us)\n",
       s->compileSeconds * 1e3, rt::driverStartMs(), exe.kernelsReadyMs(),
-      exe.cachedKernels(), exe.compiledKernels(), dev.openMs(),
-      exe.intermediateBytes() / double(1 << 20), launchMode, host[0][0],
-      host[0][1], host[1][0], host[1][1]);
+      exe.cachedKernels(), exe.compiledKernels(), exe.contextWaitMs(),
+      dev.openMs(), exe.intermediateBytes() / double(1 << 20), launchMode,
+      host[0][0], host[0][1], host[1][0], host[1][1]);
 
   if (!outputFiles->empty()) {
     auto outs = s->downloadOutputs();

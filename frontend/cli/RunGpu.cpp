@@ -61,11 +61,12 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
   const Executable &exe = *s->exe;
   llvm::errs() << fmt::format(
       "ran '{}' on {} as {} kernel(s); kernels ready to launch in {:.1f} ms "
-      "({} from the cache, {} compiled; the device's context, {:.0f} ms, "
-      "made meanwhile) after the driver's start ({:.0f} ms)\n",
+      "({} from the cache, {} compiled; {:.1f} ms of it waiting for the "
+      "device's context, made meanwhile in {:.0f} ms) after the driver's "
+      "start ({:.0f} ms)\n",
       g.name(), exe.device()->info().name, exe.kernels().size(),
       exe.kernelsReadyMs(), exe.cachedKernels(), exe.compiledKernels(),
-      exe.device()->openMs(), rt::driverStartMs());
+      exe.contextWaitMs(), exe.device()->openMs(), rt::driverStartMs());
   const Graph &spec = exe.graph();
   for (size_t i = 0; i < outs->size(); ++i) {
     const Value &v = *spec.outputs()[i];

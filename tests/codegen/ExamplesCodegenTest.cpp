@@ -85,6 +85,7 @@ TEST(ExamplesCache, ASecondCompileTakesEveryKernelFromTheCache) {
   EXPECT_EQ(second->cachedKernels(), second->kernels().size());
   EXPECT_EQ(second->compiledKernels(), 0u);
   EXPECT_EQ(second->device(), nullptr) << "compileOnly opens no device";
+  EXPECT_EQ(second->contextWaitMs(), 0.0) << "nor waits for one";
 }
 
 TEST_P(Examples, EveryKernelCompilesWithNvrtc) {

@@ -450,6 +450,7 @@ TEST(GpuEngine, CompilesAndRunsOnAThreadThatNeverUsedTheDevice) {
     auto s = prepareGpu(**g, inputs, nullptr, "", opts);
     ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
     EXPECT_GT(rt::driverStartMs(), 0.0);
+    EXPECT_GE(s->exe->kernelsReadyMs(), s->exe->contextWaitMs());
     ASSERT_FALSE(static_cast<bool>(s->poisonOutputs()));
     ASSERT_FALSE(static_cast<bool>(s->run()));
     Case c{"gelu on a fresh thread", "", {{4099}}};
