@@ -378,13 +378,25 @@ INSTANTIATE_TEST_SUITE_P(All, GpuKernels, ::testing::ValuesIn(cases()),
 // |gpu - ref| <= 1.5e-7 |x| + 1.2e-7 |ref| (+ 1e-38 for denormals); NaN
 // and inf exactly where the reference has them (gelu(-inf) is NaN, as in
 // PyTorch).
-TEST(GpuGelu, MatchesFloat64PointByPoint) {
-  auto dev = rt::Device::open(0);
-  if (!dev)
-    GTEST_SKIP() << "no GPU here, GPU tests skipped: "
-                 << llvm::toString(dev.takeError());
-  auto g = parseGraph(
-      "graph g(x: f32[N]) {\n  out = gelu(x)\n  return out\n}\n", "gelu.kg");
+/// Tests of the graph out = gelu(x), skipped where there is no GPU.
+class GpuGelu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto dev = rt::Device::open(0);
+    if (!dev)
+      GTEST_SKIP() << "no GPU here, GPU tests skipped: "
+                   << llvm::toString(dev.takeError());
+  }
+};
+
+/// out = gelu(x) over x: f32[N].
+llvm::Expected<std::unique_ptr<Graph>> geluGraph() {
+  return parseGraph("graph g(x: f32[N]) {\n  out = gelu(x)\n  return out\n}\n",
+                    "gelu.kg");
+}
+
+TEST_F(GpuGelu, MatchesFloat64PointByPoint) {
+  auto g = geluGraph();
   ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
   std::vector<float> xs = {NAN,     INFINITY, -INFINITY, 0.0f,    -0.0f,
                            1e-30f,  -1e-30f,  1e30f,     -1e30f,  5.999f,
@@ -434,13 +446,8 @@ TEST(GpuGelu, MatchesFloat64PointByPoint) {
 // the kernels compile, and the calling thread must come out with it
 // current: a thread that never touched the device compiles, uploads, runs
 // and matches the reference.
-TEST(GpuEngine, CompilesAndRunsOnAThreadThatNeverUsedTheDevice) {
-  auto dev = rt::Device::open(0);
-  if (!dev)
-    GTEST_SKIP() << "no GPU here, GPU tests skipped: "
-                 << llvm::toString(dev.takeError());
-  auto g = parseGraph(
-      "graph g(x: f32[N]) {\n  out = gelu(x)\n  return out\n}\n", "t.kg");
+TEST_F(GpuGelu, CompilesAndRunsOnAThreadThatNeverUsedTheDevice) {
+  auto g = geluGraph();
   ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
   std::mt19937_64 rng(7);
   std::vector<HostTensor> inputs;
