@@ -167,7 +167,6 @@ public:
   static llvm::Expected<Device *> open(int ordinal = 0);
 
   const DeviceInfo &info() const { return traits_.info; }
-  const DeviceTraits &traits() const { return traits_; }
   /// How long the process's first open() of this device took: loading the
   /// driver, cuInit (unless an earlier probe did it) and the context.
   double openMs() const { return openMs_; }

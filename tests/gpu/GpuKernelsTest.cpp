@@ -33,7 +33,8 @@ struct Case {
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
-class GpuKernels : public ::testing::TestWithParam<Case> {
+/// A test that needs the GPU, skipped (with the reason) where there is none.
+class GpuTest : public ::testing::Test {
 protected:
   void SetUp() override {
     auto dev = rt::Device::open(0);
@@ -43,6 +44,9 @@ protected:
     }
   }
 };
+
+class GpuKernels : public GpuTest,
+                   public ::testing::WithParamInterface<Case> {};
 
 HostTensor randomTensor(llvm::ArrayRef<int64_t> shape, std::mt19937_64 &rng,
                         double offset, double nanRate) {
@@ -373,21 +377,8 @@ std::vector<Case> cases() {
 INSTANTIATE_TEST_SUITE_P(All, GpuKernels, ::testing::ValuesIn(cases()),
                          [](const auto &info) { return info.param.name; });
 
-// gelu (the erf form) point by point against float64 over [-12, 12] and the
-// special values. Bound: Phi within 1.5e-7 and the product's rounding, i.e.
-// |gpu - ref| <= 1.5e-7 |x| + 1.2e-7 |ref| (+ 1e-38 for denormals); NaN
-// and inf exactly where the reference has them (gelu(-inf) is NaN, as in
-// PyTorch).
-/// Tests of the graph out = gelu(x), skipped where there is no GPU.
-class GpuGelu : public ::testing::Test {
-protected:
-  void SetUp() override {
-    auto dev = rt::Device::open(0);
-    if (!dev)
-      GTEST_SKIP() << "no GPU here, GPU tests skipped: "
-                   << llvm::toString(dev.takeError());
-  }
-};
+/// Tests of the graph out = gelu(x).
+using GpuGelu = GpuTest;
 
 /// out = gelu(x) over x: f32[N].
 llvm::Expected<std::unique_ptr<Graph>> geluGraph() {
@@ -395,6 +386,11 @@ llvm::Expected<std::unique_ptr<Graph>> geluGraph() {
                     "gelu.kg");
 }
 
+// gelu (the erf form) point by point against float64 over [-12, 12] and the
+// special values. Bound: Phi within 1.5e-7 and the product's rounding, i.e.
+// |gpu - ref| <= 1.5e-7 |x| + 1.2e-7 |ref| (+ 1e-38 for denormals); NaN
+// and inf exactly where the reference has them (gelu(-inf) is NaN, as in
+// PyTorch).
 TEST_F(GpuGelu, MatchesFloat64PointByPoint) {
   auto g = geluGraph();
   ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
