@@ -85,6 +85,21 @@ substitute(const TensorType &t, const DimBindings &b, const Value &owner) {
 
 llvm::Expected<std::unique_ptr<Graph>> specialize(const Graph &g,
                                                   const DimBindings &b) {
+  // A binding of a name the graph does not use is most likely a typo.
+  llvm::SmallVector<std::string, 4> names;
+  for (llvm::ArrayRef<Value *> vs : {g.inputs(), g.params()})
+    for (const Value *v : vs)
+      for (const Dim &d : v->shape())
+        if (!d.isStatic() && !llvm::is_contained(names, d.symbol))
+          names.push_back(d.symbol);
+  for (const auto &[name, size] : b)
+    if (!llvm::is_contained(names, name))
+      return userError("'{}' is bound to {}, but graph '{}' has no named dim "
+                       "'{}' ({})",
+                       name, size, g.name(), name,
+                       names.empty()
+                           ? "it has none"
+                           : "its named dims: " + llvm::join(names, ", "));
   auto out = std::make_unique<Graph>(g.name(), g.file());
   std::vector<Value *> map(g.values().size(), nullptr);
   for (Value *in : g.inputs()) {

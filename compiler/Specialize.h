@@ -32,7 +32,8 @@ bindDims(const Graph &g,
 llvm::Expected<DimBindings> parseBindings(llvm::ArrayRef<std::string> specs);
 
 /// Rebuilds g with named dims replaced by their sizes. Every named dim used
-/// by an input or parameter must be bound.
+/// by an input or parameter must be bound, and every name bound must be one
+/// of them.
 llvm::Expected<std::unique_ptr<Graph>> specialize(const Graph &g,
                                                   const DimBindings &b);
 

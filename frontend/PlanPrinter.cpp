@@ -52,6 +52,11 @@ std::string planText(const Executable &exe) {
                        "written once)\n",
                        human(k.bytes));
   }
+  // Groups whose results are all empty: PyTorch gives empty tensors and
+  // nothing is computed.
+  for (const FusionGroup &g : exe.plan().empty)
+    out += fmt::format("no kernel: {}\n  writes  {} (empty)\n", nodeList(g),
+                       valueList(g.outputs));
   out += fmt::format("{} kernel{} for {} node{}; {} must move through "
                      "memory; target {}, {} SMs\n",
                      groups.size(), groups.size() == 1 ? "" : "s",
@@ -72,26 +77,38 @@ std::string planDot(const Executable &exe) {
     s += fmt::format("  \"{}\" [shape=ellipse, style=dashed, "
                      "label=\"{}\\n{}\"];\n",
                      v->name(), v->name(), v->type().str());
+  // Kernels are k0, k1, ...; groups with empty results (no kernel) e0, ...
   const auto &groups = exe.plan().groups;
-  for (size_t i = 0; i < groups.size(); ++i) {
-    std::string ops;
-    for (const Node *n : groups[i].nodes())
-      ops +=
-          fmt::format("\\n{} = {}", n->result()->name(), opName(n->op()).str());
-    s +=
-        fmt::format("  k{} [label=\"{}{}\"];\n", i, exe.kernels()[i].name, ops);
-    for (const Value *v : groups[i].inputs) {
-      std::string from = v->name();
-      for (size_t j = 0; j < i; ++j)
-        if (llvm::is_contained(groups[j].outputs, v))
-          from = fmt::format("k{}", j);
-      s += fmt::format("  \"{}\" -> k{} [label=\"{}\"];\n", from, i, v->name());
-    }
-  }
-  for (const Value *v : g.outputs())
+  const auto &empty = exe.plan().empty;
+  auto producer = [&](const Value *v) -> std::string {
     for (size_t j = 0; j < groups.size(); ++j)
       if (llvm::is_contained(groups[j].outputs, v))
-        s += fmt::format("  k{} -> \"out:{}\";\n", j, v->name());
+        return fmt::format("k{}", j);
+    for (size_t j = 0; j < empty.size(); ++j)
+      if (llvm::is_contained(empty[j].outputs, v))
+        return fmt::format("e{}", j);
+    return "";
+  };
+  auto box = [&](const FusionGroup &fg, const std::string &id,
+                 const std::string &title, const char *style) {
+    std::string ops;
+    for (const Node *n : fg.nodes())
+      ops +=
+          fmt::format("\\n{} = {}", n->result()->name(), opName(n->op()).str());
+    s += fmt::format("  {} [label=\"{}{}\"{}];\n", id, title, ops, style);
+    for (const Value *v : fg.inputs) {
+      std::string from = producer(v);
+      s += fmt::format("  \"{}\" -> {} [label=\"{}\"];\n",
+                       from.empty() ? v->name() : from, id, v->name());
+    }
+  };
+  for (size_t i = 0; i < empty.size(); ++i)
+    box(empty[i], fmt::format("e{}", i), "empty, no kernel", ", style=dashed");
+  for (size_t i = 0; i < groups.size(); ++i)
+    box(groups[i], fmt::format("k{}", i), exe.kernels()[i].name, "");
+  for (const Value *v : g.outputs())
+    if (std::string from = producer(v); !from.empty())
+      s += fmt::format("  {} -> \"out:{}\";\n", from, v->name());
   return s + "}\n";
 }
 

@@ -271,6 +271,8 @@ llvm::Expected<Buffer> Device::alloc(size_t bytes) {
 
 llvm::Error Device::copyToDevice(DevicePtr dst, const void *src, size_t bytes,
                                  StreamHandle stream) {
+  if (bytes == 0)
+    return llvm::Error::success();
   if (llvm::Error e =
           check(drv().cuMemcpyHtoDAsync(dst, src, bytes, cu(stream)),
                 "cuMemcpyHtoDAsync", bytesText(bytes)))
@@ -280,6 +282,8 @@ llvm::Error Device::copyToDevice(DevicePtr dst, const void *src, size_t bytes,
 
 llvm::Error Device::copyToHost(void *dst, DevicePtr src, size_t bytes,
                                StreamHandle stream) {
+  if (bytes == 0)
+    return llvm::Error::success();
   if (llvm::Error e =
           check(drv().cuMemcpyDtoHAsync(dst, src, bytes, cu(stream)),
                 "cuMemcpyDtoHAsync", bytesText(bytes)))
@@ -289,6 +293,8 @@ llvm::Error Device::copyToHost(void *dst, DevicePtr src, size_t bytes,
 
 llvm::Error Device::copyDeviceToDevice(DevicePtr dst, DevicePtr src,
                                        size_t bytes, StreamHandle stream) {
+  if (bytes == 0)
+    return llvm::Error::success();
   if (llvm::Error e =
           check(drv().cuMemcpyDtoDAsync(dst, src, bytes, cu(stream)),
                 "cuMemcpyDtoDAsync", bytesText(bytes)))
@@ -298,6 +304,8 @@ llvm::Error Device::copyDeviceToDevice(DevicePtr dst, DevicePtr src,
 
 llvm::Error Device::fill32(DevicePtr dst, uint32_t value, size_t count,
                            StreamHandle stream) {
+  if (count == 0)
+    return llvm::Error::success();
   if (CUresult r = drv().cuMemsetD32Async(dst, value, count, cu(stream));
       r != CUDA_SUCCESS)
     return check(r, "cuMemsetD32Async", fmt::format("{} words", count));

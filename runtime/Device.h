@@ -179,6 +179,7 @@ public:
   llvm::Error makeCurrent() const;
 
   llvm::Expected<Buffer> alloc(size_t bytes);
+  /// Copies and fills of nothing (an empty tensor's) do nothing.
   llvm::Error copyToDevice(DevicePtr dst, const void *src, size_t bytes,
                            StreamHandle stream = nullptr);
   llvm::Error copyToHost(void *dst, DevicePtr src, size_t bytes,

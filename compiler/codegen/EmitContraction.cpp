@@ -25,7 +25,10 @@ static llvm::Expected<EmittedKernel> emitLinear(const FusionGroup &g) {
   const Node &n = *g.anchor;
   const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape();
   const Value *bias = n.operand(2);
-  const int64_t k = w[1].size, nOut = w[0].size, m = x.numElements() / k;
+  int64_t m = 1; // the rows: every dim of x but the last
+  for (size_t d = 0; d + 1 < x.rank(); ++d)
+    m *= x[d].size;
+  const int64_t k = w[1].size, nOut = w[0].size;
   if (m >= (int64_t(1) << 31) || nOut * k >= (int64_t(1) << 31))
     return diag(n.loc(),
                 "linear of {} x {} is too large for Kiln's GPU "
@@ -155,6 +158,13 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
     auto op = n.getInts("output_padding");
     params += fmt::format(", {}, {}", op[0], op[1]);
   }
+  // (A group with an empty output has no kernel: see Partition.h.)
+  if (x.numElements() == 0 || w.numElements() == 0)
+    return diag(n.loc(),
+                "{} with input {} and weight {}: an operand is empty but the "
+                "output {} is not, and Kiln's GPU kernel needs both non-empty; "
+                "the reference evaluator computes it (kiln run --device cpu)",
+                opName(n.op()).str(), x.str(), w.str(), y.str());
   const int64_t ho = y[y.rank() - 2].size, wo = y[y.rank() - 1].size;
   const int64_t pixels = batch * ho * wo;
   if (pixels >= (int64_t(1) << 31) || w.numElements() >= (int64_t(1) << 31))

@@ -444,8 +444,13 @@ FusionPlan Partitioner::run() {
   }
   fusePrologues();
   FusionPlan plan;
-  for (int gi : groupOrder())
-    plan.groups.push_back(finish(gi));
+  for (int gi : groupOrder()) {
+    FusionGroup fg = finish(gi);
+    const bool none = llvm::all_of(fg.outputs, [](const Value *v) {
+      return v->shape().numElements() == 0;
+    });
+    (none ? plan.empty : plan.groups).push_back(std::move(fg));
+  }
   return plan;
 }
 

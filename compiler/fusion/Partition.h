@@ -18,12 +18,16 @@
 //  - Contraction / Convolution: linear, matmul, conv2d, conv_transpose2d,
 //    alone for now.
 //
-// Contract: every node lands in exactly one group; groups are listed in an
-// order that respects every data dependency; a group's outputs are the
-// values it defines that a later group or the graph's outputs read, and its
-// inputs are the tensors (never literals) it reads from memory. Fusion never
-// changes a result: each fused node is computed by the same expression on
-// the same operands as it would be alone.
+// A group whose every output has no elements (PyTorch's result is an empty
+// tensor, e.g. a batch of 0) needs no kernel: it is listed in `empty`, not
+// in `groups`, and the kernels that read its outputs read no element of them.
+//
+// Contract: every node lands in exactly one group (of either list); groups
+// are listed in an order that respects every data dependency; a group's
+// outputs are the values it defines that a later group or the graph's
+// outputs read, and its inputs are the tensors (never literals) it reads
+// from memory. Fusion never changes a result: each fused node is computed by
+// the same expression on the same operands as it would be alone.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_FUSION_PARTITION_H
@@ -69,7 +73,10 @@ struct FusionGroup {
 };
 
 struct FusionPlan {
+  /// One kernel each, in launch order.
   std::vector<FusionGroup> groups;
+  /// Groups whose every output is empty: no kernel.
+  std::vector<FusionGroup> empty;
 };
 
 FusionPlan partitionGraph(const Graph &g);

@@ -64,7 +64,9 @@ RefTensor matmul(const RefTensor &a, const RefTensor &b, DType dt,
 RefTensor linear(const RefTensor &x, const RefTensor &w, const RefTensor *bias,
                  DType dt, llvm::ArrayRef<int64_t> outSizes) {
   int64_t in = w.shape[1], outF = w.shape[0];
-  int64_t rows = x.numel() / in;
+  int64_t rows = 1; // every dim of x but the last (which may be 0)
+  for (size_t d = 0; d + 1 < x.shape.size(); ++d)
+    rows *= x.shape[d];
   RefTensor out(dt, outSizes);
   assert(out.numel() == rows * outF && "linear result size mismatch");
   parallelFor(rows, double(rows) * outF * in, [&](int64_t begin, int64_t end) {

@@ -62,6 +62,12 @@ llvm::Expected<double> copyBandwidth(rt::Device &dev, int iters) {
   return 2.0 * bytes / (median(ms) * 1e-3);
 }
 
+llvm::Error writeJson(const std::string &path, const nlohmann::json &j) {
+  std::ofstream f(path);
+  f << j.dump(2) << "\n";
+  return f ? llvm::Error::success() : userError("cannot write {}", path);
+}
+
 /// Uniform [0, 1) inputs, like torch.rand, from a counter-based generator.
 std::vector<HostTensor>
 randomInputs(const Graph &g,
@@ -131,6 +137,41 @@ int runBench(const ParsedArgs &args) {
   const Executable &exe = *s->exe;
   rt::Device &dev = *exe.device();
   const size_t nk = exe.kernels().size();
+  auto writeOutputs = [&]() -> llvm::Error {
+    if (outputFiles->empty())
+      return llvm::Error::success();
+    auto outs = s->downloadOutputs();
+    if (!outs)
+      return outs.takeError();
+    for (size_t i = 0; i < outs->size(); ++i) {
+      const Value &v = *exe.graph().outputs()[i];
+      auto it = outputFiles->find(v.name());
+      if (it == outputFiles->end())
+        continue;
+      if (llvm::Error e = writeOutput(v.name(), (*outs)[i], it->second))
+        return e;
+    }
+    return llvm::Error::success();
+  };
+  if (nk == 0) {
+    // Every result is empty (e.g. a batch of 0): nothing runs on the GPU.
+    llvm::outs() << fmt::format("{}: nothing to time, every result is empty "
+                                "and needs no kernel\n",
+                                graph.name());
+    if (llvm::Error e = writeOutputs())
+      return reportError(std::move(e));
+    if (args.has("--json")) {
+      nlohmann::json j = {{"graph", graph.name()},
+                          {"device", dev.info().name},
+                          {"compile_ms", s->compileSeconds * 1e3},
+                          {"kernels", nlohmann::json::array()},
+                          {"total_ms", 0.0},
+                          {"bytes", 0}};
+      if (llvm::Error e = writeJson(args.get("--json"), j))
+        return reportError(std::move(e));
+    }
+    return ExitOk;
+  }
 
   if (llvm::Error e = s->poisonOutputs())
     return reportError(std::move(e));
@@ -254,25 +295,11 @@ int runBench(const ParsedArgs &args) {
       dev.openMs(), exe.intermediateBytes() / double(1 << 20), launchMode,
       host[0][0], host[0][1], host[1][0], host[1][1]);
 
-  if (!outputFiles->empty()) {
-    auto outs = s->downloadOutputs();
-    if (!outs)
-      return reportError(outs.takeError());
-    for (size_t i = 0; i < outs->size(); ++i) {
-      const Value &v = *exe.graph().outputs()[i];
-      auto it = outputFiles->find(v.name());
-      if (it == outputFiles->end())
-        continue;
-      if (llvm::Error e = writeOutput(v.name(), (*outs)[i], it->second))
-        return reportError(std::move(e));
-    }
-  }
-  if (args.has("--json")) {
-    std::ofstream f(args.get("--json"));
-    f << j.dump(2) << "\n";
-    if (!f)
-      return reportError(userError("cannot write {}", args.get("--json")));
-  }
+  if (llvm::Error e = writeOutputs())
+    return reportError(std::move(e));
+  if (args.has("--json"))
+    if (llvm::Error e = writeJson(args.get("--json"), j))
+      return reportError(std::move(e));
   return ExitOk;
 }
 } // namespace

@@ -122,6 +122,8 @@ llvm::Error writeOutput(const std::string &name, const HostTensor &t,
 }
 
 std::string summarize(const Value &v, const HostTensor &t) {
+  if (t.numel() == 0)
+    return fmt::format("{}: {}  empty", v.name(), v.type().str());
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   int64_t nans = 0;
   for (int64_t i = 0; i < t.numel(); ++i) {

@@ -13,6 +13,7 @@
 //
 // min/max propagate NaN (torch.amin/amax); sum and mean accumulate in
 // double; logsumexp shifts by the max unless it is infinite, as PyTorch.
+// Over no elements (Len 0), as PyTorch: sum 0, mean NaN, logsumexp -inf.
 // Launch: 1-D blocks of a multiple of 32 threads, any 1-D grid.
 //
 //===----------------------------------------------------------------------===//
@@ -73,8 +74,12 @@ __device__ __forceinline__ float reduceOne(i64 o, int lane, Load load) {
     SumAcc acc;
     accumulate<Len>(acc, lane, Width, at);
     acc.merge(Width);
-    return Op == ReduceOp::Sum ? static_cast<float>(acc.v)
-                               : static_cast<float>(acc.v / Len);
+    if constexpr (Op == ReduceOp::Sum)
+      return static_cast<float>(acc.v);
+    else if constexpr (Len == 0)
+      return __int_as_float(0x7fc00000); // the mean of nothing, as PyTorch
+    else
+      return static_cast<float>(acc.v / Len);
   } else {
     ReduceAcc<ReduceOp::Max> mx;
     accumulate<Len>(mx, lane, Width, at);

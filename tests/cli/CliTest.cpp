@@ -216,6 +216,34 @@ TEST_F(Cli, RunUsesInitialisersWithoutAParamsFile) {
   EXPECT_EQ(r.out.rfind("out: f32[6, 256]", 0), 0u) << r.out;
 }
 
+// A batch of 0, as PyTorch allows: no kernel, every result empty (on the
+// GPU where there is one, else on the reference evaluator).
+TEST_F(Cli, AnEmptyBatchRunsWithNoKernel) {
+  std::string kg = src("examples/l2_75_small.kg");
+  std::string x = tmp("x0.npy"), out = tmp("out0.npy");
+  ASSERT_FALSE(
+      static_cast<bool>(writeNpy(x, HostTensor(DType::F32, {0, 128}))));
+  Result r = kiln({"run", kg, "--input", x, "--output", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "out: f32[1, 256, 0, 1]  empty\n");
+  HostTensor got = cantFail(readNpy(out));
+  EXPECT_EQ(got.shape, (llvm::SmallVector<int64_t, 6>{1, 256, 0, 1}));
+  Result plan = kiln({"plan", kg, "--bind", "N=0"});
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("no kernel: y = linear\n  writes  y f32[0, 256] "
+                          "(empty)\n"),
+            std::string::npos)
+      << plan.out;
+  EXPECT_NE(plan.out.find("0 kernels for 4 nodes"), std::string::npos)
+      << plan.out;
+  // A binding of a name the graph does not have is reported, not ignored.
+  Result typo = kiln({"plan", kg, "--bind", "N=0", "--bind", "M=3"});
+  EXPECT_EQ(typo.code, 1);
+  EXPECT_EQ(typo.err, "error: 'M' is bound to 3, but graph "
+                      "'gemm_gn_min_bias_l2_75' has no named dim 'M' (its "
+                      "named dims: N)\n");
+}
+
 TEST_F(Cli, BuilderExamplePrintsTheSameGraphAsTheFile) {
   Result built =
       exec(std::string(KILN_BINARY_DIR) + "/examples/build_l2_75", {});

@@ -371,6 +371,32 @@ std::vector<Case> cases() {
                 "z: f32[1, 6, N, 1]) {\n"
                 "  s = add(x, y)\n  out = mul(s, z)\n  return out\n}\n",
                 {{12, 1}, {1, 6, 1, 1}, {1, 6, 12, 1}}});
+  // Tensors with a dim of 0, as PyTorch allows. An empty batch: no kernel
+  // runs and every output is empty.
+  cs.push_back({"empty_batch_gn_tail", minBias, {{0, 256}}});
+  // One output empty, the other not: only the kernel of the full one runs.
+  cs.push_back({"empty_and_full_outputs",
+                "graph g(x: f32[N, 8], z: f32[8]) {\n  a = gelu(x)\n"
+                "  b = exp(z)\n  c = add(a, b)\n  return c, b\n}\n",
+                {{0, 8}, {8}}});
+  // Reductions over an empty dim: sum 0, mean NaN, logsumexp -inf.
+  cs.push_back({"empty_dim_reductions",
+                "graph r(x: f32[A, B]) {\n  s = sum(x, dim=1)\n"
+                "  m = mean(x, dim=1, keepdim=true)\n"
+                "  l = logsumexp(x, dim=1)\n  t = sum(x, dim=0)\n"
+                "  return s, m, l, t\n}\n",
+                {{37, 0}}});
+  // Contractions over 0 features: the bias (through gelu), or zeros.
+  cs.push_back({"empty_linear_features",
+                "graph l(x: f32[N, 0]) {\n"
+                "  param w: f32[6, 0] = uniform(-1, 1, seed=1)\n"
+                "  param b: f32[6] = uniform(-1, 1, seed=2)\n"
+                "  y = linear(x, w, b)\n  out = gelu(y)\n  return out\n}\n",
+                {{7, 0}}});
+  cs.push_back({"empty_matmul_inner",
+                "graph m(x: f32[M, K], y: f32[K, N]) {\n"
+                "  out = matmul(x, y)\n  return out\n}\n",
+                {{5, 0}, {0, 3}}});
   return cs;
 }
 

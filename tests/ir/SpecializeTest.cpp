@@ -86,6 +86,13 @@ TEST(Specialize, ParseBindings) {
                           bad));
   }
   std::unique_ptr<Graph> g = graph();
+  // A name the graph does not use (a typo, most likely).
+  llvm::Expected<std::unique_ptr<Graph>> typo =
+      specialize(*g, cantFail(parseBindings({"N=4", "n=4"})));
+  ASSERT_FALSE(static_cast<bool>(typo));
+  EXPECT_EQ(errorToString(typo.takeError()),
+            "error: 'n' is bound to 4, but graph 's' has no named dim 'n' "
+            "(its named dims: N)");
   llvm::Expected<std::unique_ptr<Graph>> s = specialize(*g, {});
   ASSERT_FALSE(static_cast<bool>(s));
   EXPECT_EQ(errorToString(s.takeError()),

@@ -91,3 +91,29 @@ TEST(RefContraction, MatmulBatchedBroadcast) {
       bv.data[r] += bm.data[r * 5 + k] * v.data[k];
   expectClose(matmulOf(bm, v), bv);
 }
+
+// Over 0 features, as PyTorch: linear gives the bias, matmul zeros; an empty
+// batch gives an empty result.
+TEST(RefContraction, NoFeaturesGiveTheBiasOrZeros) {
+  RefTensor x(DType::F32, {3, 0}), w(DType::F32, {4, 0});
+  RefTensor bias = randomTensor({4}, 40);
+  GraphBuilder b("lin0");
+  Value *xv = b.input("x", DType::F32, {3, 0});
+  Value *wv = b.param("w", DType::F32, {4, 0});
+  Value *bv = b.param("b", DType::F32, {4});
+  b.output(b.linear(xv, wv, bv));
+  std::vector<RefTensor> out = run(b, {x}, {w, bias});
+  ASSERT_EQ(out.size(), 1u);
+  RefTensor want(DType::F32, {3, 4});
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t o = 0; o < 4; ++o)
+      want.data[r * 4 + o] = bias.data[o];
+  expectClose(out[0], want);
+  RefTensor zeros(DType::F32, {5, 2});
+  expectClose(
+      matmulOf(RefTensor(DType::F32, {5, 0}), RefTensor(DType::F32, {0, 2})),
+      zeros);
+  RefTensor none =
+      matmulOf(RefTensor(DType::F32, {0, 3}), randomTensor({3, 2}, 41));
+  EXPECT_EQ(none.shape, (llvm::SmallVector<int64_t, 6>{0, 2}));
+}

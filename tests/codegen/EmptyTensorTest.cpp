@@ -1,0 +1,143 @@
+//===- EmptyTensorTest.cpp - Tensors with a dim of 0 ----------------------===//
+//
+// No GPU needed. PyTorch runs every op on tensors with a dim of 0: a group
+// whose results are all empty gets no kernel; a kernel whose result has
+// elements though an operand has none (a sum over an empty dim, a linear
+// over 0 features) is still generated and compiles with NVRTC; what has no
+// GPU kernel says so with a location. (tests/gpu runs them against the
+// reference evaluator.)
+//
+//===----------------------------------------------------------------------===//
+#include "Engine.h"
+#include "Execute.h"
+#include "Parser.h"
+#include "PlanPrinter.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+namespace kiln {
+namespace {
+
+/// Generates (and with `nvrtc`, compiles for sm_90) `g` at `shapes`.
+llvm::Expected<std::unique_ptr<Executable>>
+build(const Graph &g, std::vector<llvm::SmallVector<int64_t, 6>> shapes,
+      bool nvrtc) {
+  CompileOptions opts;
+  opts.arch = "sm_90";
+  opts.compileOnly = true;
+  opts.generateOnly = !nvrtc;
+  opts.cache.disableDisk = true;
+  return Executable::compile(g, shapes, opts);
+}
+
+std::unique_ptr<Graph> parse(const std::string &text) {
+  auto g = parseGraph(text, "empty.kg");
+  EXPECT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  return g ? std::move(*g) : nullptr;
+}
+
+TEST(EmptyTensors, AnEmptyBatchOfEveryFlagshipNeedsNoKernel) {
+  for (const char *id : {"l1_35", "l2_19", "l2_37", "l2_62", "l2_75"}) {
+    auto g =
+        loadGraph(std::string(KILN_SOURCE_DIR) + "/examples/" + id + ".kg");
+    ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+    llvm::SmallVector<int64_t, 6> shape = (*g)->inputs()[0]->shape().sizes();
+    shape[0] = 0;
+    auto exe = build(**g, {shape}, true);
+    ASSERT_TRUE(static_cast<bool>(exe))
+        << id << ": " << llvm::toString(exe.takeError());
+    EXPECT_TRUE((*exe)->kernels().empty()) << id;
+    size_t nodes = 0;
+    for (const FusionGroup &fg : (*exe)->plan().empty)
+      nodes += fg.nodes().size();
+    EXPECT_EQ(nodes, (*exe)->graph().nodes().size()) << id;
+    std::string plan = planText(**exe);
+    EXPECT_NE(plan.find("no kernel: "), std::string::npos) << plan;
+    EXPECT_NE(plan.find("(empty)"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("0 kernels for "), std::string::npos) << plan;
+  }
+}
+
+TEST(EmptyTensors, OnlyTheEmptyPartOfAGraphIsSkipped) {
+  auto g = parse("graph g(x: f32[N, 8], z: f32[8]) {\n"
+                 "  a = gelu(x)\n  b = exp(z)\n  c = add(a, b)\n"
+                 "  return c, b\n}\n");
+  ASSERT_TRUE(g);
+  auto exe = build(*g, {{0, 8}, {8}}, true);
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  const FusionPlan &plan = (*exe)->plan();
+  ASSERT_EQ(plan.groups.size(), 1u) << planText(**exe);
+  const std::vector<const Value *> &outs = plan.groups[0].outputs;
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_EQ(outs[0]->name(), "b");
+  for (const FusionGroup &fg : plan.empty)
+    for (const Value *v : fg.outputs)
+      EXPECT_EQ(v->shape().numElements(), 0) << v->name();
+}
+
+// PyTorch: sum 0, mean NaN, logsumexp -inf over no elements, and a linear
+// or matmul over 0 features gives the bias or zeros. Each compiles cleanly.
+TEST(EmptyTensors, ResultsWithElementsFromEmptyOperandsStillCompile) {
+  struct Case {
+    const char *text;
+    std::vector<llvm::SmallVector<int64_t, 6>> shapes;
+  };
+  const Case cases[] = {
+      {"graph r(x: f32[A, B]) {\n  s = sum(x, dim=1)\n"
+       "  m = mean(x, dim=1, keepdim=true)\n  l = logsumexp(x, dim=1)\n"
+       "  return s, m, l\n}\n",
+       {{5, 0}}},
+      {"graph r(x: f32[A, B]) {\n  out = sum(x)\n  return out\n}\n", {{0, 9}}},
+      {"graph l(x: f32[N, 0]) {\n"
+       "  param w: f32[6, 0] = uniform(-1, 1, seed=1)\n"
+       "  param b: f32[6] = uniform(-1, 1, seed=2)\n"
+       "  y = linear(x, w, b)\n  out = gelu(y)\n  return out\n}\n",
+       {{7, 0}}},
+      {"graph m(x: f32[M, K], y: f32[K, N]) {\n  out = matmul(x, y)\n"
+       "  return out\n}\n",
+       {{5, 0}, {0, 3}}},
+  };
+  for (const Case &c : cases) {
+    auto g = parse(c.text);
+    ASSERT_TRUE(g);
+    auto exe = build(*g, c.shapes, true);
+    ASSERT_TRUE(static_cast<bool>(exe))
+        << c.text << llvm::toString(exe.takeError());
+    EXPECT_FALSE((*exe)->kernels().empty()) << c.text;
+    EXPECT_TRUE((*exe)->plan().empty.empty()) << c.text;
+    for (const KernelBuild &b : (*exe)->builds())
+      EXPECT_EQ(b.log.find("warning"), std::string::npos) << c.text << b.log;
+  }
+}
+
+TEST(EmptyTensors, AConvolutionOfAnEmptyInputIntoAFullOutputSaysSo) {
+  auto conv = [](int64_t cin) {
+    return parse(fmt::format("graph c(x: f32[N, {0}, 5, 5]) {{\n"
+                             "  param w: f32[4, {0}, 3, 3] = ones\n"
+                             "  y = conv2d(x, w, padding=[1, 1])\n"
+                             "  return y\n}}\n",
+                             cin));
+  };
+  auto noChannels = conv(0);
+  ASSERT_TRUE(noChannels);
+  auto exe = build(*noChannels, {{2, 0, 5, 5}}, false);
+  ASSERT_FALSE(static_cast<bool>(exe));
+  EXPECT_EQ(errorToString(exe.takeError()),
+            "empty.kg:3:7: error: conv2d with input [2, 0, 5, 5] and weight "
+            "[4, 0, 3, 3]: an operand is empty but the output [2, 4, 5, 5] "
+            "is not, and Kiln's GPU kernel needs both non-empty; the "
+            "reference evaluator computes it (kiln run --device cpu)");
+  // An empty batch is fine: no kernel.
+  auto three = conv(3);
+  ASSERT_TRUE(three);
+  auto batch = build(*three, {{0, 3, 5, 5}}, false);
+  ASSERT_TRUE(static_cast<bool>(batch)) << llvm::toString(batch.takeError());
+  EXPECT_TRUE((*batch)->kernels().empty());
+}
+
+} // namespace
+} // namespace kiln
