@@ -52,8 +52,24 @@ private:
       if (v.isResult() != (v.def() != nullptr) ||
           (v.def() && v.def()->result() != &v))
         return diag(v.loc(), "'{}' and its defining node disagree", v.name());
+      if (!fitsIndexing(v.shape()))
+        return diag(v.loc(),
+                    "'{}' {} has more than 2^60 elements; Kiln indexes "
+                    "tensors with 64-bit integers",
+                    v.name(), v.type().str());
     }
     return llvm::Error::success();
+  }
+
+  /// Whether the static part of `s` has at most 2^60 elements (so that
+  /// element and byte offsets never overflow 64 bits).
+  static bool fitsIndexing(const Shape &s) {
+    int64_t n = 1;
+    for (const Dim &d : s)
+      if (d.isStatic() &&
+          (__builtin_mul_overflow(n, d.size, &n) || n > (int64_t(1) << 60)))
+        return false;
+    return true;
   }
 
   llvm::Error checkNode(const Node &n) {

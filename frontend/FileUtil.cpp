@@ -6,12 +6,50 @@
 namespace kiln {
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
-readWholeFile(llvm::StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
-  if (!buf)
-    return fileError(path, "cannot read file: {}", buf.getError().message());
-  return std::move(*buf);
+readWholeFile(llvm::StringRef path, uint64_t streamLimit) {
+  llvm::sys::fs::file_status st;
+  if (std::error_code ec = llvm::sys::fs::status(path, st))
+    return fileError(path, "cannot read file: {}", ec.message());
+  if (st.type() == llvm::sys::fs::file_type::directory_file)
+    return fileError(path, "cannot read file: it is a directory");
+  if (st.type() == llvm::sys::fs::file_type::regular_file) {
+    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+    if (!buf)
+      return fileError(path, "cannot read file: {}", buf.getError().message());
+    return std::move(*buf);
+  }
+  // A pipe or a device: its size is unknown until it ends, if it ends.
+  llvm::Expected<llvm::sys::fs::file_t> fd =
+      llvm::sys::fs::openNativeFileForRead(path);
+  if (!fd)
+    return fileError(path, "cannot read file: {}",
+                     llvm::toString(fd.takeError()));
+  std::string data;
+  llvm::SmallVector<char, 0> chunk;
+  for (;;) {
+    chunk.clear();
+    chunk.reserve(1 << 16);
+    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFile(
+        *fd, llvm::MutableArrayRef<char>(chunk.data(), chunk.capacity()));
+    if (!n) {
+      llvm::sys::fs::closeFile(*fd);
+      return fileError(path, "cannot read file: {}",
+                       llvm::toString(n.takeError()));
+    }
+    if (*n == 0)
+      break;
+    data.append(chunk.data(), *n);
+    if (data.size() > streamLimit) {
+      llvm::sys::fs::closeFile(*fd);
+      return fileError(path,
+                       "cannot read file: it is not a regular file and goes "
+                       "on past {} bytes; save it to a file first",
+                       streamLimit);
+    }
+  }
+  llvm::sys::fs::closeFile(*fd);
+  return llvm::MemoryBuffer::getMemBufferCopy(data, path);
 }
 
 static llvm::Error cannotWrite(llvm::StringRef path, std::error_code ec) {
@@ -21,6 +59,23 @@ static llvm::Error cannotWrite(llvm::StringRef path, std::error_code ec) {
 llvm::Error
 writeFileAtomically(llvm::StringRef path,
                     llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  // A device or a pipe (/dev/stdout) is written in place: renaming a file
+  // over it would replace it.
+  llvm::sys::fs::file_status st;
+  if (!llvm::sys::fs::status(path, st) &&
+      st.type() != llvm::sys::fs::file_type::regular_file) {
+    if (st.type() == llvm::sys::fs::file_type::directory_file)
+      return cannotWrite(path, std::make_error_code(std::errc::is_a_directory));
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return cannotWrite(path, ec);
+    write(os);
+    os.close();
+    ec = os.error();
+    os.clear_error();
+    return ec ? cannotWrite(path, ec) : llvm::Error::success();
+  }
   int fd = -1;
   llvm::SmallString<256> temp;
   std::string model = (path + ".tmp-%%%%%%%%").str();

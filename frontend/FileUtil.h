@@ -19,13 +19,16 @@
 
 namespace kiln {
 
-/// The whole file (memory-mapped where possible).
+/// The whole file (memory-mapped where possible). A regular file may be of
+/// any size; a pipe or device (/dev/stdin, /dev/zero) is read up to
+/// `streamLimit` bytes and refused beyond that, as is a directory.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
-readWholeFile(llvm::StringRef path);
+readWholeFile(llvm::StringRef path, uint64_t streamLimit = uint64_t(2) << 30);
 
 /// Writes `path` through `write` into a temporary file in the same folder
 /// and renames it into place, so readers see the old file or the new one,
-/// never a partial one.
+/// never a partial one. A device or pipe is written in place. Errors say
+/// why, a full disk included.
 llvm::Error
 writeFileAtomically(llvm::StringRef path,
                     llvm::function_ref<void(llvm::raw_ostream &)> write);

@@ -1,5 +1,6 @@
 //===- Parser.cpp - The graph, its inputs, params and statements ----------===//
 #include "Parser.h"
+#include "FileUtil.h"
 #include "ParserImpl.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -287,11 +288,11 @@ llvm::Expected<std::unique_ptr<Graph>> parseGraph(llvm::StringRef text,
 }
 
 llvm::Expected<std::unique_ptr<Graph>> parseGraphFile(llvm::StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  // A .kg file is text: 64 MiB is far more than any graph needs.
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readWholeFile(path, uint64_t(64) << 20);
   if (!buffer)
-    return userError("cannot read '{}': {}", path.str(),
-                     buffer.getError().message());
+    return buffer.takeError();
   return parseGraph((*buffer)->getBuffer(), path);
 }
 

@@ -156,9 +156,11 @@ llvm::Expected<Value *> Graph::addParam(llvm::StringRef name, TensorType type,
                 "parameter '{}' is {}, but {} fills floating-point tensors "
                 "only; use zeros, ones or full(...)",
                 name.str(), dtypeName(type.dtype).str(), init->str());
-  if (init && init->kind == Initializer::Kind::Uniform && !(init->a < init->b))
+  if (init && init->kind == Initializer::Kind::Uniform &&
+      !(init->a < init->b && std::isfinite(init->b - init->a)))
     return diag(locate(loc),
-                "uniform(lo, hi, ...) needs lo < hi, got {} and {}",
+                "uniform(lo, hi, ...) needs finite lo < hi (and hi - lo "
+                "finite), got {} and {}",
                 formatFloat(init->a), formatFloat(init->b));
   Value *v = newValue(Value::Kind::Param, name.str(), std::move(type), loc);
   v->init_ = init;

@@ -13,12 +13,24 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kiln {
 
 static std::string kernelHead(const ParamList &pl, const char *include) {
   return fmt::format("#include \"kiln/{}\"\n\nextern \"C\" __global__ void "
                      "__launch_bounds__(256, 2)\nKILN_NAME({}) {{\n",
                      include, pl.signature());
+}
+
+/// The grid's x dimension holds at most 2^31 - 1 blocks.
+static llvm::Error checkGrid(const Node &n, int64_t blocks) {
+  if (blocks < (int64_t(1) << 31))
+    return llvm::Error::success();
+  return diag(n.loc(),
+              "{} of {} needs {} blocks, more than a GPU grid holds (2^31 - "
+              "1); Kiln's GPU kernel cannot run it",
+              opName(n.op()).str(), n.operand(0)->shape().str(), blocks);
 }
 
 static llvm::Expected<EmittedKernel> emitLinear(const FusionGroup &g) {
@@ -31,9 +43,10 @@ static llvm::Expected<EmittedKernel> emitLinear(const FusionGroup &g) {
   const int64_t k = w[1].size, nOut = w[0].size;
   if (m >= (int64_t(1) << 31) || nOut * k >= (int64_t(1) << 31))
     return diag(n.loc(),
-                "linear of {} x {} is too large for Kiln's GPU "
-                "kernel (dims must stay below 2^31)",
-                x.str(), w.str());
+                "linear of {} x {} is too large for Kiln's GPU kernel: its "
+                "{} rows and its weight's {} elements must each stay below "
+                "2^31",
+                x.str(), w.str(), m, nOut * k);
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
   kk.source = fmt::format(
@@ -43,6 +56,8 @@ static llvm::Expected<EmittedKernel> emitLinear(const FusionGroup &g) {
       k, bias ? "true" : "false", pl.of(n.operand(0)), pl.of(n.operand(1)),
       bias ? pl.of(bias) : "nullptr", pl.of(n.result()));
   TileShape t = pickGemmTile(m, nOut, k);
+  if (llvm::Error e = checkGrid(n, gemmBlocks(m, nOut, t)))
+    return std::move(e);
   kk.grid = static_cast<unsigned>(gemmBlocks(m, nOut, t));
   kk.block = static_cast<unsigned>(t.threads());
   kk.flops = 2.0 * m * nOut * k;
@@ -116,6 +131,8 @@ static llvm::Expected<EmittedKernel> emitMatmul(const FusionGroup &g) {
       map.empty() ? "" : ", kiln::BatchMap<" + map + ">", pl.of(n.operand(0)),
       pl.of(n.operand(1)), pl.of(n.result()));
   TileShape t = pickGemmTile(m, nn, k);
+  if (llvm::Error e = checkGrid(n, gemmBlocks(m, nn, t)))
+    return std::move(e);
   kk.grid = static_cast<unsigned>(gemmBlocks(m, nn, t));
   kk.gridY = static_cast<unsigned>(count);
   kk.block = static_cast<unsigned>(t.threads());
@@ -158,18 +175,22 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
     auto op = n.getInts("output_padding");
     params += fmt::format(", {}, {}", op[0], op[1]);
   }
-  // (A group with an empty output has no kernel: see Partition.h.)
-  if (x.numElements() == 0 || w.numElements() == 0)
-    return diag(n.loc(),
-                "{} with input {} and weight {}: an operand is empty but the "
-                "output {} is not, and Kiln's GPU kernel needs both non-empty; "
-                "the reference evaluator computes it (kiln run --device cpu)",
-                opName(n.op()).str(), x.str(), w.str(), y.str());
   const int64_t ho = y[y.rank() - 2].size, wo = y[y.rank() - 1].size;
   const int64_t pixels = batch * ho * wo;
-  if (pixels >= (int64_t(1) << 31) || w.numElements() >= (int64_t(1) << 31))
-    return diag(n.loc(), "{} output {} is too large for Kiln's GPU kernel",
-                opName(n.op()).str(), y.str());
+  // The template computes in int: the padded input, the dilated kernel and
+  // the output pixels must fit.
+  int64_t largest = std::max(pixels, w.numElements());
+  for (int i = 0; i < 2; ++i) {
+    const int64_t in = i ? wd : h, out = i ? wo : ho;
+    largest = std::max({largest, in + 2 * pad[i], out + 2 * pad[i],
+                        dil[i] * (w[2 + i].size - 1) + 1});
+  }
+  if (largest >= (int64_t(1) << 31))
+    return diag(n.loc(),
+                "{} of {} into {} is too large for Kiln's GPU kernel: its "
+                "sizes (padded input, dilated kernel, output pixels) must "
+                "stay below 2^31",
+                opName(n.op()).str(), x.str(), y.str());
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
   kk.source = fmt::format(
@@ -181,6 +202,8 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
       bias ? "true" : "false", pl.of(n.operand(0)), pl.of(n.operand(1)),
       bias ? pl.of(bias) : "nullptr", pl.of(n.result()));
   TileShape t = pickConvTile(pixels, cout / groups);
+  if (llvm::Error e = checkGrid(n, convBlocks(pixels, cout / groups, t)))
+    return std::move(e);
   kk.grid = static_cast<unsigned>(convBlocks(pixels, cout / groups, t));
   kk.gridY = static_cast<unsigned>(groups);
   kk.block = static_cast<unsigned>(t.threads());

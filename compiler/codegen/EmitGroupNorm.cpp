@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Emitters.h"
 
+#include "ops/Families.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MathExtras.h"
@@ -278,10 +280,10 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     k.block = 256;
     int64_t perBlock = int64_t(256 / team) * rows;
     k.grid = gridFor(s.slices, perBlock, perSM, t);
-    call = fmt::format("  kiln::gnWarp<{}ll, {}ll, {}, {}, {}, {}, Raw>("
-                       "loadRaw, finish, store, step, {});\n",
-                       s.slices, s.slice, team, vec, chunks, rows,
-                       fmt::format("{}f", eps));
+    call =
+        fmt::format("  kiln::gnWarp<{}ll, {}ll, {}, {}, {}, {}, Raw>("
+                    "loadRaw, finish, store, step, {});\n",
+                    s.slices, s.slice, team, vec, chunks, rows, cudaFloat(eps));
     header = fmt::format("__launch_bounds__(256, {}) KILN_NAME({}{})", perSM,
                          pl.signature(), tailParams);
     k.strategy = fmt::format("registers: {} lanes x {} x {} floats per "
@@ -310,9 +312,9 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     prefetch += " };\n";
     call = fmt::format(
         "  kiln::gnTeam<{}ll, {}ll, {}, {}, {}, {}ll, {}ll, Raw>(loadRaw, "
-        "finish, store, step, {}f, sums, counters, prefetch, {}ll);\n",
+        "finish, store, step, {}, sums, counters, prefetch, {}ll);\n",
         s.slices, s.slice, p.teamBlocks, kTeamThreads, vec, p.chunk, p.smem,
-        eps, vec == 4 ? kTeamPrefetch : 0);
+        cudaFloat(eps), vec == 4 ? kTeamPrefetch : 0);
     header =
         fmt::format("__launch_bounds__({}, {}) KILN_NAME({}, double "
                     "*sums, unsigned *counters{})",

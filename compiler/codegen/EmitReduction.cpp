@@ -30,6 +30,9 @@ static const char *reduceOpName(OpKind k) {
 /// (row-major over those dims) to a flat index of x.
 static std::string gatherIndex(const Shape &x, llvm::ArrayRef<int64_t> dims,
                                const std::string &idx) {
+  // Over an empty dim there is no index to map (and no `% 0` to emit).
+  if (llvm::any_of(dims, [&](int64_t d) { return x[d].size == 0; }))
+    return "0";
   std::vector<int64_t> xstride(x.rank());
   int64_t s = 1;
   for (size_t k = x.rank(); k-- > 0;)

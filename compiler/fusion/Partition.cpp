@@ -46,18 +46,26 @@ std::vector<const Node *> FusionGroup::nodes() const {
 std::string FusionGroup::describe() const {
   static const char *const prefix[] = {"pw", "red", "gn", "gemm", "conv"};
   std::string s = prefix[static_cast<int>(kind)];
-  if (anchor && kind != GroupKind::GroupNorm)
-    s += "_" + opName(anchor->op()).str();
-  auto add = [&](const std::vector<const Node *> &ns) {
-    for (const Node *n : ns)
+  // At most kNamed ops by name, then how many more (a chain of thousands
+  // of fused ops would otherwise name its kernel with all of them).
+  constexpr size_t kNamed = 8;
+  size_t named = 0, more = 0;
+  auto add = [&](const Node *n) {
+    if (named++ < kNamed)
       s += "_" + opName(n->op()).str();
+    else
+      ++more;
   };
-  add(prologue);
-  add(epilogue);
+  if (anchor && kind != GroupKind::GroupNorm)
+    add(anchor);
+  for (const auto *ns : {&prologue, &epilogue})
+    for (const Node *n : *ns)
+      add(n);
   if (tail)
-    s += "_" + opName(tail->op()).str();
-  add(tailEpilogue);
-  return s;
+    add(tail);
+  for (const Node *n : tailEpilogue)
+    add(n);
+  return more ? s + "_and" + std::to_string(more) + "more" : s;
 }
 
 namespace {

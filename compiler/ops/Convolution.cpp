@@ -42,6 +42,16 @@ static llvm::Error checkConvCommon(const Node &n) {
       if (d.isStatic() && d.size > kMax)
         return opError(n, "'{}' {} has a dim above {}", v->name(),
                        v->shape().str(), kMax);
+  // Only the batch and the output channels may be 0: PyTorch's results for
+  // an empty input channel, spatial or kernel dim are not a convolution's.
+  const size_t wFrom = n.op() == OpKind::ConvTranspose2d ? 2 : 1;
+  for (const auto &[v, from] : {std::pair{&x, r - 3}, std::pair{&w, wFrom}})
+    for (size_t i = from; i < v->shape().rank(); ++i)
+      if (v->shape()[i] == Dim(0))
+        return opError(n,
+                       "'{}' {} has an empty dim {}; only the batch and the "
+                       "output channels of a convolution may be empty",
+                       v->name(), v->shape().str(), i);
   for (const auto &[name, a] : n.attrs()) {
     llvm::SmallVector<int64_t, 4> values;
     if (a.kind() == AttrKind::IntList)

@@ -9,7 +9,8 @@
 namespace kiln {
 
 /// The dims a reduction node reduces over, normalised, sorted, unique. No
-/// `dim` (or an empty list) means every dim.
+/// `dim` (or an empty list) means every dim. A scalar has none: PyTorch
+/// accepts dim 0 or -1 for it and returns it as it is.
 llvm::Expected<llvm::SmallVector<int64_t, 4>> reducedDims(const Node &n) {
   const Shape &s = n.operand(0)->shape();
   llvm::SmallVector<int64_t, 4> dims;
@@ -19,6 +20,7 @@ llvm::Expected<llvm::SmallVector<int64_t, 4>> reducedDims(const Node &n) {
       dims.push_back(static_cast<int64_t>(i));
     return dims;
   }
+  llvm::SmallVector<int64_t, 4> seen;
   for (int64_t d : given->getInts()) {
     int64_t nd = normalizeDim(d, s.rank());
     if (nd < 0)
@@ -26,10 +28,12 @@ llvm::Expected<llvm::SmallVector<int64_t, 4>> reducedDims(const Node &n) {
                      d, n.operand(0)->name(), s.str(),
                      -std::max<int64_t>(s.rank(), 1),
                      std::max<int64_t>(s.rank(), 1) - 1);
-    if (llvm::is_contained(dims, nd))
+    if (llvm::is_contained(seen, nd))
       return opError(n, "dim {} appears more than once in {}", nd,
                      given->str());
-    dims.push_back(nd);
+    seen.push_back(nd);
+    if (s.rank() > 0)
+      dims.push_back(nd);
   }
   llvm::sort(dims);
   return dims;

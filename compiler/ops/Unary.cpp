@@ -83,12 +83,18 @@ UnaryAttrs readUnaryAttrs(const Node &n) {
   case OpKind::Hardtanh:
     a.lo = n.getFloat("min_val");
     a.hi = n.getFloat("max_val");
+    if (std::isnan(a.lo) || std::isnan(a.hi))
+      a.lo = a.hi = NAN; // every result NaN, as PyTorch
     break;
   case OpKind::Clamp:
-    if (n.attr("min"))
+    // PyTorch ignores a lone NaN bound (x stays x).
+    if (n.attr("min") && !std::isnan(n.getFloat("min")))
       a.lo = n.getFloat("min");
-    if (n.attr("max"))
+    if (n.attr("max") && !std::isnan(n.getFloat("max")))
       a.hi = n.getFloat("max");
+    if (n.attr("min") && n.attr("max") &&
+        (std::isnan(n.getFloat("min")) || std::isnan(n.getFloat("max"))))
+      a.lo = a.hi = NAN;
     break;
   case OpKind::Softplus:
     a.beta = n.getFloat("beta");
@@ -100,10 +106,11 @@ UnaryAttrs readUnaryAttrs(const Node &n) {
   return a;
 }
 
-/// clamp as PyTorch computes it: NaN stays NaN; an absent bound is ±inf.
+/// clamp as PyTorch computes it: NaN stays NaN; an absent bound is ±inf;
+/// two bounds of which one is NaN make every result NaN (lo = hi = NaN).
 double clampValue(double x, double lo, double hi) {
-  if (std::isnan(x))
-    return x;
+  if (std::isnan(x) || std::isnan(lo))
+    return std::isnan(x) ? x : lo;
   return std::min(std::max(x, lo), hi);
 }
 

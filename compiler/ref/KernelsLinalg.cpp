@@ -38,7 +38,7 @@ RefTensor matmul(const RefTensor &a, const RefTensor &b, DType dt,
     size_t fromEnd = batch.size() - i;
     int64_t da = fromEnd <= batchA.size() ? batchA[batchA.size() - fromEnd] : 1;
     int64_t db = fromEnd <= batchB.size() ? batchB[batchB.size() - fromEnd] : 1;
-    batch[i] = std::max(da, db);
+    batch[i] = da == 1 ? db : da; // as broadcasting: 0 against 1 is 0
   }
   // Each batch entry of A and B, read through broadcast strides in units of
   // whole matrices.

@@ -35,6 +35,8 @@ RefTensor groupNorm(const RefTensor &x, const RefTensor *weight,
   int64_t spatial = c == 0 || n == 0 ? 0 : x.numel() / (n * c);
   int64_t cg = c / groups, groupLen = cg * spatial;
   RefTensor out(dt, x.shape);
+  if (out.numel() == 0)
+    return out; // (the groups may be many: 2^31 - 1 divides 0 channels)
   for (int64_t s = 0; s < n; ++s)
     for (int64_t g = 0; g < groups; ++g) {
       // A (sample, group) slice is contiguous: cg channels of `spatial`.

@@ -9,6 +9,7 @@
 #include "Commands.h"
 
 #include "Execute.h"
+#include "FileUtil.h"
 #include "GpuExecute.h"
 #include "Params.h"
 
@@ -18,7 +19,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 
 namespace kiln::cli {
 
@@ -63,9 +63,8 @@ llvm::Expected<double> copyBandwidth(rt::Device &dev, int iters) {
 }
 
 llvm::Error writeJson(const std::string &path, const nlohmann::json &j) {
-  std::ofstream f(path);
-  f << j.dump(2) << "\n";
-  return f ? llvm::Error::success() : userError("cannot write {}", path);
+  return writeFileAtomically(
+      path, [&](llvm::raw_ostream &os) { os << j.dump(2) << "\n"; });
 }
 
 /// Uniform [0, 1) inputs, like torch.rand, from a counter-based generator.

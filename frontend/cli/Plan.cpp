@@ -9,13 +9,12 @@
 
 #include "Engine.h"
 #include "Execute.h"
+#include "FileUtil.h"
 #include "IR/Printer.h"
 #include "PlanPrinter.h"
 #include "Specialize.h"
 
 #include "llvm/Support/raw_ostream.h"
-
-#include <fstream>
 
 namespace kiln::cli {
 
@@ -68,10 +67,11 @@ static int runPlan(const ParsedArgs &args) {
   if (!exe)
     return reportError(exe.takeError());
   if (args.has("--dot")) {
-    std::ofstream f(args.get("--dot"));
-    f << planDot(**exe);
-    if (!f)
-      return reportError(userError("cannot write {}", args.get("--dot")));
+    if (llvm::Error e =
+            writeFileAtomically(args.get("--dot"), [&](llvm::raw_ostream &os) {
+              os << planDot(**exe);
+            }))
+      return reportError(std::move(e));
     llvm::errs() << "wrote the plan as Graphviz to " << args.get("--dot")
                  << "\n";
   }

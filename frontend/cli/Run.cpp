@@ -195,9 +195,11 @@ int runRun(const ParsedArgs &args) {
   EvalOptions opts;
   if (args.has("--max-memory")) {
     double gib = 0;
-    if (llvm::StringRef(args.get("--max-memory")).getAsDouble(gib) || gib <= 0)
+    // Up to 2^33 GiB, so that the bytes fit in 64 bits.
+    if (llvm::StringRef(args.get("--max-memory")).getAsDouble(gib) ||
+        !(gib > 0 && gib <= double(1ull << 33)))
       return reportError(userError("--max-memory takes a positive number "
-                                   "of GiB, got '{}'",
+                                   "of GiB (at most 2^33), got '{}'",
                                    args.get("--max-memory")));
     opts.maxBytes = static_cast<uint64_t>(gib * (1ull << 30));
   }

@@ -82,8 +82,9 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
     return ExitOk;
   double tol = 1e-5;
   if (args.has("--tolerance") &&
-      llvm::StringRef(args.get("--tolerance")).getAsDouble(tol))
-    return reportError(userError("--tolerance takes a number, got '{}'",
+      (llvm::StringRef(args.get("--tolerance")).getAsDouble(tol) ||
+       !(tol >= 0)))
+    return reportError(userError("--tolerance takes a number >= 0, got '{}'",
                                  args.get("--tolerance")));
   llvm::errs() << "checking against the float64 reference evaluator...\n";
   llvm::Expected<Execution> ref =

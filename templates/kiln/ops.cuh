@@ -59,8 +59,10 @@ __device__ __forceinline__ float geluTanh(float x) {
   float inner = beta * (x + kappa * x * x * x);
   return 0.5f * x * (1.0f + tanhf(inner));
 }
+/// lo = hi = NaN: two bounds of which one was NaN, every result NaN (as
+/// PyTorch; the bounds are literals, so the test folds away).
 __device__ __forceinline__ float clamp(float x, float lo, float hi) {
-  return x != x ? x : fminf(fmaxf(x, lo), hi);
+  return lo != lo ? lo : x != x ? x : fminf(fmaxf(x, lo), hi);
 }
 __device__ __forceinline__ float hardswish(float x) {
   return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;

@@ -62,5 +62,26 @@ TEST(GroupNormSchedule, SmallTeamsFillTheSMsButNoMoreThanTheyHold) {
   }
 }
 
+// eps is a float literal in the generated code whatever its value (1 was
+// emitted as `1f`, which NVRTC rejects), in the register and team kernels.
+TEST(GroupNormSchedule, EpsOfAnyValueCompiles) {
+  for (const char *eps : {"1", "0", "-1.0", "1e10", "inf", "nan"})
+    for (int hw : {3, 3000}) {
+      std::string text = fmt::format("graph g(x: f32[N, 4, {}]) {{\n"
+                                     "  y = group_norm(x, groups=2, eps={})\n"
+                                     "  return y\n}}\n",
+                                     hw, eps);
+      auto g = parseGraph(text, "eps.kg");
+      ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+      CompileOptions opts;
+      opts.arch = "sm_90";
+      opts.compileOnly = true;
+      opts.cache.disableDisk = true;
+      auto exe = Executable::compile(**g, {{3, 4, hw}}, opts);
+      EXPECT_TRUE(static_cast<bool>(exe))
+          << text << llvm::toString(exe.takeError());
+    }
+}
+
 } // namespace
 } // namespace kiln

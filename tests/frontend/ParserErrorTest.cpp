@@ -127,7 +127,11 @@ std::vector<ErrorCase> cases() {
       {stmt("param p: f32[3] = randn(sed=1)"),
        "t.kg:4:27: error: expected a seed such as seed=1, got 'sed'"},
       {stmt("param p: f32[3] = uniform(1, 0, seed=1)"),
-       "t.kg:4:9: error: uniform(lo, hi, ...) needs lo < hi, got 1.0 and 0.0"},
+       "t.kg:4:9: error: uniform(lo, hi, ...) needs finite lo < hi (and hi "
+       "- lo finite), got 1.0 and 0.0"},
+      {stmt("param p: f32[3] = uniform(-1e308, 1e308, seed=1)"),
+       "t.kg:4:9: error: uniform(lo, hi, ...) needs finite lo < hi (and hi "
+       "- lo finite), got -1e+308 and 1e+308"},
       {stmt("param p: i64[3] = randn(1)"),
        "t.kg:4:9: error: parameter 'p' is i64, but randn(seed=1) fills "
        "floating-point tensors only; use zeros, ones or full(...)"},

@@ -140,6 +140,17 @@ TEST(Parser, UnreadableFile) {
       parseGraphFile("/nonexistent/dir/g.kg");
   ASSERT_FALSE(g);
   EXPECT_EQ(errorToString(g.takeError()),
-            "error: cannot read '/nonexistent/dir/g.kg': No such file or "
+            "/nonexistent/dir/g.kg: error: cannot read file: No such file or "
             "directory");
+  llvm::Expected<std::unique_ptr<Graph>> dir = parseGraphFile("/tmp");
+  ASSERT_FALSE(dir);
+  EXPECT_EQ(errorToString(dir.takeError()),
+            "/tmp: error: cannot read file: it is a directory");
+  // A device that never ends is refused after 64 MiB, not read until memory
+  // runs out.
+  llvm::Expected<std::unique_ptr<Graph>> endless = parseGraphFile("/dev/zero");
+  ASSERT_FALSE(endless);
+  EXPECT_EQ(errorToString(endless.takeError()),
+            "/dev/zero: error: cannot read file: it is not a regular file and "
+            "goes on past 67108864 bytes; save it to a file first");
 }

@@ -11,11 +11,12 @@
 // (byte flips, inserted dictionary tokens, deletions, splices) through the
 // linked LLVMFuzzerTestOneInput for SECONDS. DICT is a libFuzzer dictionary.
 // The random seed is fixed, so a failure reproduces; the target aborts on
-// the first failing input.
+// the first failing input, and a crash (a signal) prints the input first.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -153,8 +156,25 @@ private:
   std::mt19937_64 rng_{0x6b696c6e};
 };
 
+/// The input being run, for the crash report.
+const std::string *current = nullptr;
+
+/// Prints the input that crashed (write(2) only: we are in a signal
+/// handler), then dies of the same signal.
+extern "C" void reportCrash(int sig) {
+  const char head[] = "fuzz replay: crashed on this input:\n--- input ---\n";
+  (void)!write(2, head, sizeof(head) - 1);
+  if (current)
+    (void)!write(2, current->data(), current->size());
+  (void)!write(2, "\n--- end ---\n", 13);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
 void runOne(const std::string &s) {
+  current = &s;
   LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t *>(s.data()), s.size());
+  current = nullptr;
 }
 
 } // namespace
@@ -172,6 +192,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "no seed files found\n");
     return 1;
   }
+  for (int sig : {SIGSEGV, SIGFPE, SIGBUS, SIGILL})
+    std::signal(sig, reportCrash);
   for (const std::string &s : o.seeds)
     runOne(s);
   Mutator mutator(o.seeds, o.tokens);

@@ -1,12 +1,15 @@
 //===- ParserFuzz.cpp - libFuzzer entry point for the .kg parser ----------===//
 //
 // The oracle: text that parses must print, parse back and print the same
-// (with and without type annotations); text that does not parse must fail
-// with a DiagError located inside the input (line 0 for whole-file errors).
-// Any other outcome aborts. The same entry point is driven by libFuzzer
-// (kiln_parser_fuzz) and by the deterministic replay test.
+// (with and without type annotations), and plan and generate its kernels
+// (no NVRTC) with its named dims bound to 0 and to a small size, or fail
+// with a message; text that does not parse must fail with a DiagError
+// located inside the input (line 0 for whole-file errors). Any other
+// outcome (a crash included) aborts. The same entry point is driven by
+// libFuzzer (kiln_parser_fuzz) and by the deterministic replay test.
 //
 //===----------------------------------------------------------------------===//
+#include "Engine.h"
 #include "IR/Printer.h"
 #include "Parser.h"
 
@@ -70,12 +73,33 @@ static void checkRoundTrip(const Graph &g, llvm::StringRef input) {
   }
 }
 
+/// Plans and generates g's kernels for sm_90 with every named dim `size`.
+static void checkCodegen(const Graph &g, llvm::StringRef input, int64_t size) {
+  std::vector<llvm::SmallVector<int64_t, 6>> shapes;
+  for (const Value *in : g.inputs()) {
+    llvm::SmallVector<int64_t, 6> s;
+    for (const Dim &d : in->shape())
+      s.push_back(d.isStatic() ? d.size : size);
+    shapes.push_back(std::move(s));
+  }
+  CompileOptions opts;
+  opts.arch = "sm_90";
+  opts.compileOnly = true;
+  opts.generateOnly = true;
+  llvm::Expected<std::unique_ptr<Executable>> exe =
+      Executable::compile(g, shapes, opts);
+  if (!exe && llvm::toString(exe.takeError()).empty())
+    fail("code generation failed with an empty message", input, "");
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef input(reinterpret_cast<const char *>(data), size);
   llvm::Expected<std::unique_ptr<Graph>> g = parseGraph(input, "fuzz.kg");
-  if (g)
+  if (g) {
     checkRoundTrip(**g, input);
-  else
+    checkCodegen(**g, input, 0);
+    checkCodegen(**g, input, 1 + static_cast<int64_t>(size % 5));
+  } else
     checkError(g.takeError(), input);
   return 0;
 }

@@ -371,6 +371,16 @@ std::vector<Case> cases() {
                 "z: f32[1, 6, N, 1]) {\n"
                 "  s = add(x, y)\n  out = mul(s, z)\n  return out\n}\n",
                 {{12, 1}, {1, 6, 1, 1}, {1, 6, 12, 1}}});
+  // NaN bounds, as PyTorch: a lone one is ignored, with two every result is
+  // NaN.
+  cs.push_back({"pw_clamp_nan_bounds",
+                "graph c(x: f32[A, B]) {\n  a = clamp(x, min=nan)\n"
+                "  b = clamp(x, min=-0.5, max=nan)\n"
+                "  c = hardtanh(x, min_val=nan)\n"
+                "  d = clamp(x, max=0.25)\n  return a, b, c, d\n}\n",
+                {{5, 67}},
+                0,
+                0.05});
   // Tensors with a dim of 0, as PyTorch allows. An empty batch: no kernel
   // runs and every output is empty.
   cs.push_back({"empty_batch_gn_tail", minBias, {{0, 256}}});
@@ -386,6 +396,12 @@ std::vector<Case> cases() {
                 "  l = logsumexp(x, dim=1)\n  t = sum(x, dim=0)\n"
                 "  return s, m, l, t\n}\n",
                 {{37, 0}}});
+  // An empty batch reduced away: zeros and NaN where the rest is empty.
+  cs.push_back({"empty_batch_reduced",
+                "graph r(x: f32[N, 8, 3]) {\n  y = swish(x)\n"
+                "  s = sum(y, dim=[0, 2])\n  m = mean(y, dim=0)\n"
+                "  return s, m, y\n}\n",
+                {{0, 8, 3}}});
   // Contractions over 0 features: the bias (through gelu), or zeros.
   cs.push_back({"empty_linear_features",
                 "graph l(x: f32[N, 0]) {\n"

@@ -72,11 +72,19 @@ TEST(Specialize, BindingErrors) {
             "error: named dim 'N' is 4 in input 'x' but 6 in input 'u' "
             "[6, 3]; every use of a name must have the same size");
   EXPECT_EQ(err({Sizes{4, 1}, Sizes{4, 3}}), "ok");
+  EXPECT_EQ(err({Sizes{int64_t(1) << 31, 1}, Sizes{4, 3}}),
+            "error: input 'x' has shape [2147483648, 1]: a dim may be at most "
+            "2^31 - 1");
 }
 
 TEST(Specialize, ParseBindings) {
   DimBindings b = cantFail(parseBindings({"N=1024", "M=3"}));
   EXPECT_EQ(bindingsStr(b), "M=3, N=1024");
+  llvm::Expected<DimBindings> huge = parseBindings({"N=2147483648"});
+  ASSERT_FALSE(static_cast<bool>(huge));
+  EXPECT_EQ(errorToString(huge.takeError()),
+            "error: bad binding 'N=2147483648': a dim may be at most 2^31 - 1");
+  EXPECT_TRUE(static_cast<bool>(parseBindings({"N=2147483647"})));
   for (const char *bad : {"N", "N=", "=4", "N=-1", "N=x"}) {
     llvm::Expected<DimBindings> r = parseBindings({bad});
     ASSERT_FALSE(static_cast<bool>(r)) << bad;

@@ -116,4 +116,9 @@ TEST(RefContraction, NoFeaturesGiveTheBiasOrZeros) {
   RefTensor none =
       matmulOf(RefTensor(DType::F32, {0, 3}), randomTensor({3, 2}, 41));
   EXPECT_EQ(none.shape, (llvm::SmallVector<int64_t, 6>{0, 2}));
+  // An empty batch dim broadcast against 1 is empty (it wrote past the
+  // result, taking the larger of the two).
+  RefTensor batched = matmulOf(RefTensor(DType::F32, {2, 0, 3, 4}),
+                               randomTensor({1, 4, 2}, 42));
+  EXPECT_EQ(batched.shape, (llvm::SmallVector<int64_t, 6>{2, 0, 3, 2}));
 }

@@ -117,3 +117,17 @@ TEST(RefGroupNorm, NaNPoisonsOnlyItsGroup) {
             << s << "," << c << "," << i;
       }
 }
+
+// An empty input gives an empty result at once, however many groups divide
+// its 0 channels (2^31 - 1 groups looped for minutes).
+TEST(RefGroupNorm, EmptyInputsGiveEmptyResults) {
+  for (auto [shape, groups] :
+       {std::pair{llvm::SmallVector<int64_t, 6>{2, 0, 3},
+                  (int64_t(1) << 31) - 1},
+        std::pair{llvm::SmallVector<int64_t, 6>{0, 6, 4}, int64_t(3)},
+        std::pair{llvm::SmallVector<int64_t, 6>{2, 6, 0}, int64_t(2)}}) {
+    RefTensor out = groupNorm(RefTensor(DType::F32, shape), groups, 1e-5);
+    EXPECT_EQ(out.shape, shape);
+    EXPECT_EQ(out.numel(), 0);
+  }
+}

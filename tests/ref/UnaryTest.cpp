@@ -112,6 +112,20 @@ TEST(RefUnary, ClampHardtanh) {
   expectPoints(
       OpKind::Clamp, {0, 0, 0, 0, 0.5, 1, 2.9, 3, 0, 3, kNaN},
       {{"min", Attr::ofFloat(0.0), {}}, {"max", Attr::ofFloat(3.0), {}}});
+  // NaN bounds, as PyTorch 2.11 (measured): a lone one is ignored; with two
+  // bounds (hardtanh always has two), every result is NaN.
+  expectPoints(OpKind::Clamp, kPoints, {{"min", Attr::ofFloat(kNaN), {}}});
+  expectPoints(OpKind::Clamp, kPoints, {{"max", Attr::ofFloat(kNaN), {}}});
+  const std::vector<double> allNaN(kPoints.size(), kNaN);
+  expectPoints(
+      OpKind::Clamp, allNaN,
+      {{"min", Attr::ofFloat(-1.0), {}}, {"max", Attr::ofFloat(kNaN), {}}});
+  expectPoints(OpKind::Hardtanh, allNaN,
+               {{"min_val", Attr::ofFloat(kNaN), {}},
+                {"max_val", Attr::ofFloat(1.0), {}}});
+  expectPoints(OpKind::Hardtanh, allNaN,
+               {{"min_val", Attr::ofFloat(-1.0), {}},
+                {"max_val", Attr::ofFloat(kNaN), {}}});
 }
 
 TEST(RefUnary, HardswishMishSoftplus) {

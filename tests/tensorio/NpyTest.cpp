@@ -216,3 +216,25 @@ TEST_F(Npy, OverwritesAtomicallyWithoutLeftovers) {
 }
 
 } // namespace
+
+// A device is written in place, not replaced by a renamed file, and a
+// failed write says why.
+TEST(NpyDevices, WritesToDevicesInPlaceAndReportsAFullOne) {
+  HostTensor t(DType::F32, {3, 2});
+  for (const char *dev : {"/dev/null", "/dev/full"}) {
+    llvm::sys::fs::file_status before;
+    if (llvm::sys::fs::status(dev, before) ||
+        before.type() != llvm::sys::fs::file_type::character_file)
+      GTEST_SKIP() << dev << " is not a character device here";
+  }
+  EXPECT_FALSE(static_cast<bool>(writeNpy("/dev/null", t)));
+  llvm::Error full = writeNpy("/dev/full", t);
+  ASSERT_TRUE(static_cast<bool>(full));
+  EXPECT_EQ(errorToString(std::move(full)),
+            "/dev/full: error: cannot write file: No space left on device");
+  for (const char *dev : {"/dev/null", "/dev/full"}) {
+    llvm::sys::fs::file_status after;
+    ASSERT_FALSE(llvm::sys::fs::status(dev, after));
+    EXPECT_EQ(after.type(), llvm::sys::fs::file_type::character_file) << dev;
+  }
+}

@@ -1,10 +1,11 @@
-//===- EmptyTensorTest.cpp - Tensors with a dim of 0 ----------------------===//
+//===- EdgeShapesTest.cpp - Dims of 0 and sizes at the limits -------------===//
 //
 // No GPU needed. PyTorch runs every op on tensors with a dim of 0: a group
 // whose results are all empty gets no kernel; a kernel whose result has
 // elements though an operand has none (a sum over an empty dim, a linear
-// over 0 features) is still generated and compiles with NVRTC; what has no
-// GPU kernel says so with a location. (tests/gpu runs them against the
+// over 0 features) is still generated and compiles with NVRTC. Sizes beyond
+// what the kernels can index are located errors, never generated code that
+// NVRTC rejects or a crash. (tests/gpu runs the empty cases against the
 // reference evaluator.)
 //
 //===----------------------------------------------------------------------===//
@@ -92,6 +93,9 @@ TEST(EmptyTensors, ResultsWithElementsFromEmptyOperandsStillCompile) {
        "  return s, m, l\n}\n",
        {{5, 0}}},
       {"graph r(x: f32[A, B]) {\n  out = sum(x)\n  return out\n}\n", {{0, 9}}},
+      {"graph r(x: f32[A, 4, B, C]) {\n  out = mean(x, dim=[2, 3])\n"
+       "  return out\n}\n",
+       {{2, 4, 0, 0}}},
       {"graph l(x: f32[N, 0]) {\n"
        "  param w: f32[6, 0] = uniform(-1, 1, seed=1)\n"
        "  param b: f32[6] = uniform(-1, 1, seed=2)\n"
@@ -114,29 +118,59 @@ TEST(EmptyTensors, ResultsWithElementsFromEmptyOperandsStillCompile) {
   }
 }
 
-TEST(EmptyTensors, AConvolutionOfAnEmptyInputIntoAFullOutputSaysSo) {
-  auto conv = [](int64_t cin) {
+// Only the batch and the output channels of a convolution may be 0 (PyTorch
+// gives conv2d of 0 input channels 0 output channels, not the bias).
+TEST(EmptyTensors, AConvolutionOfNoInputChannelsIsRefused) {
+  auto conv = [](int64_t cin, int64_t cout) {
     return parse(fmt::format("graph c(x: f32[N, {0}, 5, 5]) {{\n"
-                             "  param w: f32[4, {0}, 3, 3] = ones\n"
+                             "  param w: f32[{1}, {0}, 3, 3] = ones\n"
                              "  y = conv2d(x, w, padding=[1, 1])\n"
                              "  return y\n}}\n",
-                             cin));
+                             cin, cout));
   };
-  auto noChannels = conv(0);
-  ASSERT_TRUE(noChannels);
-  auto exe = build(*noChannels, {{2, 0, 5, 5}}, false);
-  ASSERT_FALSE(static_cast<bool>(exe));
-  EXPECT_EQ(errorToString(exe.takeError()),
-            "empty.kg:3:7: error: conv2d with input [2, 0, 5, 5] and weight "
-            "[4, 0, 3, 3]: an operand is empty but the output [2, 4, 5, 5] "
-            "is not, and Kiln's GPU kernel needs both non-empty; the "
-            "reference evaluator computes it (kiln run --device cpu)");
-  // An empty batch is fine: no kernel.
-  auto three = conv(3);
-  ASSERT_TRUE(three);
-  auto batch = build(*three, {{0, 3, 5, 5}}, false);
-  ASSERT_TRUE(static_cast<bool>(batch)) << llvm::toString(batch.takeError());
-  EXPECT_TRUE((*batch)->kernels().empty());
+  auto g = parseGraph("graph c(x: f32[2, 0, 5, 5]) {\n"
+                      "  param w: f32[4, 0, 3, 3] = ones\n"
+                      "  y = conv2d(x, w, padding=[1, 1])\n  return y\n}\n",
+                      "empty.kg");
+  ASSERT_FALSE(static_cast<bool>(g));
+  EXPECT_EQ(errorToString(g.takeError()),
+            "empty.kg:3:7: error: conv2d: 'x' [2, 0, 5, 5] has an empty dim 1; "
+            "only the batch and the output channels of a convolution may be "
+            "empty");
+  // An empty batch, or no output channels: no kernel.
+  for (auto [n, cout] : {std::pair{0, 4}, std::pair{2, 0}}) {
+    auto ok = conv(3, cout);
+    ASSERT_TRUE(ok);
+    auto exe = build(*ok, {{n, 3, 5, 5}}, false);
+    ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+    EXPECT_TRUE((*exe)->kernels().empty());
+  }
+}
+
+TEST(EdgeShapes, SizesBeyondTheKernelsAreLocatedErrors) {
+  struct Case {
+    const char *text, *error;
+  };
+  const Case cases[] = {
+      {"graph g(x: f32[2147483647, 4, 2147483647]) {\n"
+       "  y = group_norm(x, groups=2)\n  return y\n}\n",
+       "big.kg:1:9: error: 'x' f32[2147483647, 4, 2147483647] has more than "
+       "2^60 elements; Kiln indexes tensors with 64-bit integers"},
+      {"graph g(x: f32[1, 4, 5, 5]) {\n"
+       "  param w: f32[4, 4, 3, 3] = ones\n"
+       "  y = conv2d(x, w, stride=[1, 2147483647], padding=[0, 1073741823])\n"
+       "  return y\n}\n",
+       "big.kg:3:7: error: conv2d of [1, 4, 5, 5] into [1, 4, 3, 2] is too "
+       "large for Kiln's GPU kernel: its sizes (padded input, dilated kernel, "
+       "output pixels) must stay below 2^31"},
+  };
+  for (const Case &c : cases) {
+    auto g = parseGraph(c.text, "big.kg");
+    ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+    auto exe = build(**g, {(*g)->inputs()[0]->shape().sizes()}, false);
+    ASSERT_FALSE(static_cast<bool>(exe)) << c.text;
+    EXPECT_EQ(errorToString(exe.takeError()), c.error);
+  }
 }
 
 } // namespace
