@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,33 @@ std::string nvrtcVersionString() {
   if (::nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
     return "unknown";
   return fmt::format("{}.{}", major, minor);
+}
+
+llvm::Error checkArch(llvm::StringRef arch) {
+  int count = 0;
+  std::vector<int> archs;
+  if (::nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+    archs.resize(count);
+    if (::nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS)
+      archs.clear();
+  }
+  llvm::StringRef digits = arch;
+  unsigned number = 0;
+  if (digits.consume_front("sm_")) {
+    if (digits.endswith("a") || digits.endswith("f"))
+      digits = digits.drop_back();
+    if (!digits.getAsInteger(10, number) &&
+        (archs.empty() ||
+         std::find(archs.begin(), archs.end(), int(number)) != archs.end()))
+      return llvm::Error::success();
+  }
+  std::string known;
+  for (int a : archs)
+    known += fmt::format("{}sm_{}", known.empty() ? "" : ", ", a);
+  return llvm::createStringError(
+      std::errc::invalid_argument,
+      "'%s' is not an arch NVRTC %s compiles for; give sm_NN, one of: %s",
+      arch.str().c_str(), nvrtcVersionString().c_str(), known.c_str());
 }
 
 std::vector<std::string> CompileRequest::allOptions() const {

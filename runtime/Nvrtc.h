@@ -21,6 +21,10 @@ namespace kiln::rt {
 /// "13.0" — the NVRTC this binary runs with (part of the kernel cache key).
 std::string nvrtcVersionString();
 
+/// Success when NVRTC compiles for `arch` ("sm_90", "sm_90a", "sm_100f");
+/// otherwise an error that lists the archs it does compile for.
+llvm::Error checkArch(llvm::StringRef arch);
+
 /// A header NVRTC may #include by `name` ("kiln/groupnorm.cuh").
 struct SourceHeader {
   std::string name;

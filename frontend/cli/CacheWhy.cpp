@@ -108,8 +108,11 @@ int runWhy(const ParsedArgs &args) {
     return reportError(b.takeError());
   // The kernels `kiln run` would build on this machine's GPU; without one,
   // those of `kiln compile`.
+  llvm::Expected<std::string> arch = archOption(args);
+  if (!arch)
+    return reportError(arch.takeError());
   CompileOptions opts;
-  opts.arch = args.get("--arch");
+  opts.arch = *arch;
   opts.generateOnly = true;
   auto exe = Executable::compile(*b->graph, b->shapes, opts);
   if (!exe) {

@@ -57,6 +57,10 @@ struct BoundGraph {
 };
 llvm::Expected<BoundGraph> loadBoundGraph(const ParsedArgs &args);
 
+/// --arch as given ("" when absent); an empty or unknown arch is an error
+/// that lists the ones NVRTC compiles for.
+llvm::Expected<std::string> archOption(const ParsedArgs &args);
+
 /// Prints a user error to stderr and returns ExitUserError.
 int reportError(llvm::Error err);
 

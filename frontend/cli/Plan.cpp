@@ -11,6 +11,7 @@
 #include "Execute.h"
 #include "FileUtil.h"
 #include "IR/Printer.h"
+#include "Nvrtc.h"
 #include "PlanPrinter.h"
 #include "Specialize.h"
 
@@ -54,13 +55,25 @@ llvm::Expected<BoundGraph> loadBoundGraph(const ParsedArgs &args) {
   return BoundGraph{std::move(*g), std::move(*shapes)};
 }
 
+llvm::Expected<std::string> archOption(const ParsedArgs &args) {
+  if (!args.has("--arch"))
+    return std::string();
+  std::string arch = args.get("--arch");
+  if (llvm::Error e = rt::checkArch(arch))
+    return userError("--arch: {}", llvm::toString(std::move(e)));
+  return arch;
+}
+
 static int runPlan(const ParsedArgs &args) {
   // Planning needs no compile: generate for the target only.
   llvm::Expected<BoundGraph> b = loadBoundGraph(args);
   if (!b)
     return reportError(b.takeError());
+  llvm::Expected<std::string> arch = archOption(args);
+  if (!arch)
+    return reportError(arch.takeError());
   CompileOptions opts;
-  opts.arch = args.get("--arch");
+  opts.arch = *arch;
   opts.compileOnly = true;
   opts.generateOnly = true;
   auto exe = Executable::compile(*b->graph, b->shapes, opts);
@@ -83,8 +96,11 @@ static int runCompile(const ParsedArgs &args) {
   llvm::Expected<BoundGraph> b = loadBoundGraph(args);
   if (!b)
     return reportError(b.takeError());
+  llvm::Expected<std::string> arch = archOption(args);
+  if (!arch)
+    return reportError(arch.takeError());
   CompileOptions opts;
-  opts.arch = args.get("--arch");
+  opts.arch = *arch;
   opts.compileOnly = true;
   auto exe = Executable::compile(*b->graph, b->shapes, opts);
   if (!exe)

@@ -13,6 +13,7 @@
 #include "llvm/Support/Program.h"
 
 #include <cmath>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 using namespace kiln;
@@ -242,6 +243,24 @@ TEST_F(Cli, AnEmptyBatchRunsWithNoKernel) {
   EXPECT_EQ(typo.err, "error: 'M' is bound to 3, but graph "
                       "'gemm_gn_min_bias_l2_75' has no named dim 'M' (its "
                       "named dims: N)\n");
+}
+
+// An arch NVRTC does not compile for is reported before any work, with the
+// ones it does (an empty one too: it used to mean sm_90).
+TEST_F(Cli, AnUnknownArchIsReported) {
+  std::string kg = src("examples/l2_75_small.kg");
+  for (const char *arch : {"garbage", "sm_35", ""}) {
+    Result r = kiln({"plan", kg, "--bind", "N=2", "--arch", arch});
+    EXPECT_EQ(r.code, 1) << arch;
+    EXPECT_EQ(r.err.rfind(fmt::format("error: --arch: '{}' is not an arch "
+                                      "NVRTC ",
+                                      arch),
+                          0),
+              0u)
+        << r.err;
+    EXPECT_NE(r.err.find("sm_90"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(kiln({"plan", kg, "--bind", "N=2", "--arch", "sm_80"}).code, 0);
 }
 
 TEST_F(Cli, BuilderExamplePrintsTheSameGraphAsTheFile) {
