@@ -4,9 +4,6 @@
 
 namespace kiln {
 
-/// The largest size of a dim, as in the text format (docs/format.md).
-static constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
-
 llvm::Expected<DimBindings>
 bindDims(const Graph &g,
          llvm::ArrayRef<llvm::SmallVector<int64_t, 6>> inputShapes) {
@@ -30,7 +27,7 @@ bindDims(const Graph &g,
       if (actual[d] < 0)
         return userError("input '{}' has a negative size in {}", in.name(),
                          actualStr);
-      if (actual[d] > kMaxDim)
+      if (actual[d] > kMaxDimSize)
         return userError("input '{}' has shape {}: a dim may be at most "
                          "2^31 - 1",
                          in.name(), actualStr);
@@ -65,7 +62,7 @@ llvm::Expected<DimBindings> parseBindings(llvm::ArrayRef<std::string> specs) {
     if (name.empty() || value.empty() || value.getAsInteger(10, size) ||
         size < 0)
       return userError("bad binding '{}': write NAME=SIZE, e.g. N=1024", s);
-    if (size > kMaxDim)
+    if (size > kMaxDimSize)
       return userError("bad binding '{}': a dim may be at most 2^31 - 1", s);
     if (!b.emplace(name.str(), size).second)
       return userError("named dim '{}' is bound twice", name.str());

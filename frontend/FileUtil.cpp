@@ -1,7 +1,10 @@
 #include "FileUtil.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+
+#include <vector>
 
 namespace kiln {
 
@@ -25,35 +28,38 @@ readWholeFile(llvm::StringRef path, uint64_t streamLimit) {
   if (!fd)
     return fileError(path, "cannot read file: {}",
                      llvm::toString(fd.takeError()));
+  auto close = llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(*fd); });
   std::string data;
-  llvm::SmallVector<char, 0> chunk;
+  std::vector<char> chunk(1 << 16);
   for (;;) {
-    chunk.clear();
-    chunk.reserve(1 << 16);
-    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFile(
-        *fd, llvm::MutableArrayRef<char>(chunk.data(), chunk.capacity()));
-    if (!n) {
-      llvm::sys::fs::closeFile(*fd);
+    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFile(*fd, chunk);
+    if (!n)
       return fileError(path, "cannot read file: {}",
                        llvm::toString(n.takeError()));
-    }
     if (*n == 0)
-      break;
+      return llvm::MemoryBuffer::getMemBufferCopy(data, path);
     data.append(chunk.data(), *n);
-    if (data.size() > streamLimit) {
-      llvm::sys::fs::closeFile(*fd);
+    if (data.size() > streamLimit)
       return fileError(path,
                        "cannot read file: it is not a regular file and goes "
                        "on past {} bytes; save it to a file first",
                        streamLimit);
-    }
   }
-  llvm::sys::fs::closeFile(*fd);
-  return llvm::MemoryBuffer::getMemBufferCopy(data, path);
 }
 
 static llvm::Error cannotWrite(llvm::StringRef path, std::error_code ec) {
   return fileError(path, "cannot write file: {}", ec.message());
+}
+
+/// Writes through `write` and closes `os`; the stream's error, if any.
+static std::error_code
+writeAndClose(llvm::raw_fd_ostream &os,
+              llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  write(os);
+  os.close();
+  std::error_code ec = os.error();
+  os.clear_error();
+  return ec;
 }
 
 llvm::Error
@@ -68,12 +74,8 @@ writeFileAtomically(llvm::StringRef path,
       return cannotWrite(path, std::make_error_code(std::errc::is_a_directory));
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
-    if (ec)
-      return cannotWrite(path, ec);
-    write(os);
-    os.close();
-    ec = os.error();
-    os.clear_error();
+    if (!ec)
+      ec = writeAndClose(os, write);
     return ec ? cannotWrite(path, ec) : llvm::Error::success();
   }
   int fd = -1;
@@ -81,14 +83,8 @@ writeFileAtomically(llvm::StringRef path,
   std::string model = (path + ".tmp-%%%%%%%%").str();
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
     return cannotWrite(path, ec);
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    write(os);
-    os.close();
-    ec = os.error();
-    os.clear_error();
-  }
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  std::error_code ec = writeAndClose(os, write);
   if (!ec)
     ec = llvm::sys::fs::rename(temp, path);
   if (ec) {

@@ -12,19 +12,15 @@ static constexpr unsigned kMaxCallDepth = 200;
 /// Integer operands become doubles; beyond 2^53 they would change value.
 static constexpr int64_t kMaxIntOperand = int64_t(1) << 53;
 
-/// Dims and integer attributes (sizes, strides, groups) stay within 32
-/// bits, so that shape rules can multiply two of them without overflow.
-static constexpr int64_t kMaxSize = INT32_MAX;
-
 llvm::Error Parser::checkSize(const Token &t, int64_t v,
                               llvm::StringRef what) const {
-  if (v <= kMaxSize && v >= -kMaxSize)
+  if (v <= kMaxDimSize && v >= -kMaxDimSize)
     return llvm::Error::success();
   if (what == "dim")
     return diag(loc(t), "dim {} is too large; a dim is at most {}", v,
-                kMaxSize);
+                kMaxDimSize);
   return diag(loc(t), "{} {} is out of range; it must lie within -{} to {}",
-              what.str(), v, kMaxSize, kMaxSize);
+              what.str(), v, kMaxDimSize, kMaxDimSize);
 }
 
 struct Parser::CallState {

@@ -82,6 +82,10 @@ struct TensorType {
   bool operator!=(const TensorType &o) const { return !(*this == o); }
 };
 
+/// The largest size of a dim and of an integer attribute (docs/format.md):
+/// 32 bits, so that shape rules can multiply two of them without overflow.
+inline constexpr int64_t kMaxDimSize = (int64_t(1) << 31) - 1;
+
 /// Normalises a possibly negative dim index against `rank`; returns -1 when
 /// out of range. Rank 0 accepts -1 and 0, as PyTorch does.
 int64_t normalizeDim(int64_t dim, size_t rank);

@@ -23,10 +23,10 @@ static std::string kernelHead(const ParamList &pl, const char *include) {
                      include, pl.signature());
 }
 
-/// The grid's x dimension holds at most 2^31 - 1 blocks.
-static llvm::Error checkGrid(const Node &n, int64_t blocks) {
+/// `blocks` as grid.x, which holds at most 2^31 - 1 of them.
+static llvm::Expected<unsigned> gridX(const Node &n, int64_t blocks) {
   if (blocks < (int64_t(1) << 31))
-    return llvm::Error::success();
+    return static_cast<unsigned>(blocks);
   return diag(n.loc(),
               "{} of {} needs {} blocks, more than a GPU grid holds (2^31 - "
               "1); Kiln's GPU kernel cannot run it",
@@ -56,9 +56,10 @@ static llvm::Expected<EmittedKernel> emitLinear(const FusionGroup &g) {
       k, bias ? "true" : "false", pl.of(n.operand(0)), pl.of(n.operand(1)),
       bias ? pl.of(bias) : "nullptr", pl.of(n.result()));
   TileShape t = pickGemmTile(m, nOut, k);
-  if (llvm::Error e = checkGrid(n, gemmBlocks(m, nOut, t)))
-    return std::move(e);
-  kk.grid = static_cast<unsigned>(gemmBlocks(m, nOut, t));
+  llvm::Expected<unsigned> grid = gridX(n, gemmBlocks(m, nOut, t));
+  if (!grid)
+    return grid.takeError();
+  kk.grid = *grid;
   kk.block = static_cast<unsigned>(t.threads());
   kk.flops = 2.0 * m * nOut * k;
   kk.strategy = fmt::format("FFMA tiles of {}x{}", t.bq, t.bp);
@@ -131,9 +132,10 @@ static llvm::Expected<EmittedKernel> emitMatmul(const FusionGroup &g) {
       map.empty() ? "" : ", kiln::BatchMap<" + map + ">", pl.of(n.operand(0)),
       pl.of(n.operand(1)), pl.of(n.result()));
   TileShape t = pickGemmTile(m, nn, k);
-  if (llvm::Error e = checkGrid(n, gemmBlocks(m, nn, t)))
-    return std::move(e);
-  kk.grid = static_cast<unsigned>(gemmBlocks(m, nn, t));
+  llvm::Expected<unsigned> grid = gridX(n, gemmBlocks(m, nn, t));
+  if (!grid)
+    return grid.takeError();
+  kk.grid = *grid;
   kk.gridY = static_cast<unsigned>(count);
   kk.block = static_cast<unsigned>(t.threads());
   kk.flops = 2.0 * count * m * nn * k;
@@ -202,9 +204,11 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
       bias ? "true" : "false", pl.of(n.operand(0)), pl.of(n.operand(1)),
       bias ? pl.of(bias) : "nullptr", pl.of(n.result()));
   TileShape t = pickConvTile(pixels, cout / groups);
-  if (llvm::Error e = checkGrid(n, convBlocks(pixels, cout / groups, t)))
-    return std::move(e);
-  kk.grid = static_cast<unsigned>(convBlocks(pixels, cout / groups, t));
+  llvm::Expected<unsigned> grid =
+      gridX(n, convBlocks(pixels, cout / groups, t));
+  if (!grid)
+    return grid.takeError();
+  kk.grid = *grid;
   kk.gridY = static_cast<unsigned>(groups);
   kk.block = static_cast<unsigned>(t.threads());
   kk.flops = 2.0 * pixels * cout * (cin / groups) * w[2].size * w[3].size;

@@ -34,14 +34,14 @@ static llvm::Error checkConvCommon(const Node &n) {
   for (size_t i = r - 3; i < r; ++i)
     KILN_TRY(requireStaticDim(
         n, x, i, i == r - 3 ? "the channel dim" : "a spatial dim"));
-  // Keep every size below 2^31 so the output-size arithmetic below cannot
-  // overflow int64 (the parser enforces this too; the builder does not).
-  constexpr int64_t kMax = (int64_t(1) << 31) - 1;
+  // Keep every size within kMaxDimSize so the output-size arithmetic below
+  // cannot overflow int64 (the parser enforces this too; the builder does
+  // not).
   for (const Value *v : {&x, &w})
     for (const Dim &d : v->shape())
-      if (d.isStatic() && d.size > kMax)
+      if (d.isStatic() && d.size > kMaxDimSize)
         return opError(n, "'{}' {} has a dim above {}", v->name(),
-                       v->shape().str(), kMax);
+                       v->shape().str(), kMaxDimSize);
   // Only the batch and the output channels may be 0: PyTorch's results for
   // an empty input channel, spatial or kernel dim are not a convolution's.
   const size_t wFrom = n.op() == OpKind::ConvTranspose2d ? 2 : 1;
@@ -59,9 +59,9 @@ static llvm::Error checkConvCommon(const Node &n) {
     else
       values.push_back(a.getInt());
     for (int64_t v : values)
-      if (v > kMax || v < -kMax)
+      if (v > kMaxDimSize || v < -kMaxDimSize)
         return opError(n, "{} {} is out of range (at most {})", name, a.str(),
-                       kMax);
+                       kMaxDimSize);
   }
   int64_t groups = n.getInt("groups");
   if (groups <= 0)

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace kiln {
 
@@ -86,16 +87,24 @@ UnaryAttrs readUnaryAttrs(const Node &n) {
     if (std::isnan(a.lo) || std::isnan(a.hi))
       a.lo = a.hi = NAN; // every result NaN, as PyTorch
     break;
-  case OpKind::Clamp:
-    // PyTorch ignores a lone NaN bound (x stays x).
-    if (n.attr("min") && !std::isnan(n.getFloat("min")))
-      a.lo = n.getFloat("min");
-    if (n.attr("max") && !std::isnan(n.getFloat("max")))
-      a.hi = n.getFloat("max");
-    if (n.attr("min") && n.attr("max") &&
-        (std::isnan(n.getFloat("min")) || std::isnan(n.getFloat("max"))))
+  case OpKind::Clamp: {
+    // PyTorch ignores a lone NaN bound (x stays x); with two bounds, a NaN
+    // one makes every result NaN.
+    std::optional<double> lo, hi;
+    if (n.attr("min"))
+      lo = n.getFloat("min");
+    if (n.attr("max"))
+      hi = n.getFloat("max");
+    if (lo && hi && (std::isnan(*lo) || std::isnan(*hi))) {
       a.lo = a.hi = NAN;
+      break;
+    }
+    if (lo && !std::isnan(*lo))
+      a.lo = *lo;
+    if (hi && !std::isnan(*hi))
+      a.hi = *hi;
     break;
+  }
   case OpKind::Softplus:
     a.beta = n.getFloat("beta");
     a.threshold = n.getFloat("threshold");
@@ -109,8 +118,10 @@ UnaryAttrs readUnaryAttrs(const Node &n) {
 /// clamp as PyTorch computes it: NaN stays NaN; an absent bound is ±inf;
 /// two bounds of which one is NaN make every result NaN (lo = hi = NaN).
 double clampValue(double x, double lo, double hi) {
-  if (std::isnan(x) || std::isnan(lo))
-    return std::isnan(x) ? x : lo;
+  if (std::isnan(lo))
+    return lo;
+  if (std::isnan(x))
+    return x;
   return std::min(std::max(x, lo), hi);
 }
 
