@@ -4,10 +4,14 @@
 #include "ops/Families.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
+#include <cassert>
+#include <functional>
+#include <queue>
 
 namespace kiln {
 
@@ -97,6 +101,8 @@ public:
     for (const Value *v : g.outputs())
       isOutput_.insert(v);
     groupOf_.assign(order_.size(), -1);
+    inEpilogue_.assign(order_.size(), false);
+    inTailEpilogue_.assign(order_.size(), false);
   }
 
   FusionPlan run();
@@ -135,8 +141,7 @@ private:
   /// Whether v (defined in group w) is w's anchor result or an epilogue
   /// value.
   bool isAnchorOrEpilogue(const Work &w, const Value *v) const {
-    return v->def() == order_[w.anchor] ||
-           llvm::is_contained(w.epilogue, index_.lookup(v->def()));
+    return v->def() == order_[w.anchor] || inEpilogue_[index_.lookup(v->def())];
   }
   void fusePrologues();
   std::vector<int> groupOrder() const;
@@ -148,15 +153,19 @@ private:
   std::vector<const Node *> order_;
   llvm::SmallPtrSet<const Value *, 4> isOutput_;
   std::vector<int> groupOf_;
+  // Per node position: whether it is in its group's epilogue or tail
+  // epilogue (kept beside the lists so that membership is O(1)).
+  std::vector<bool> inEpilogue_, inTailEpilogue_;
   std::vector<Work> groups_;
 };
 
 llvm::SmallVector<int, 4> Partitioner::deps(int gi) const {
   llvm::SmallVector<int, 4> out;
+  llvm::SmallDenseSet<int, 8> seen;
   auto scan = [&](unsigned pos) {
     for (const Value *v : order_[pos]->operands()) {
       int p = producerGroup(v);
-      if (p >= 0 && p != gi && !llvm::is_contained(out, p))
+      if (p >= 0 && p != gi && seen.insert(p).second)
         out.push_back(p);
     }
   };
@@ -214,6 +223,7 @@ bool Partitioner::tryEpilogue(unsigned pos) {
     if (!operandsIndependent(pos, gi))
       continue;
     w.epilogue.push_back(pos);
+    inEpilogue_[pos] = true;
     groupOf_[pos] = gi;
     return true;
   }
@@ -272,8 +282,7 @@ bool Partitioner::tryTailEpilogue(unsigned pos) {
       if (!o || !o->def() || producerGroup(o) != gi)
         return false;
       unsigned p = index_.lookup(o->def());
-      return static_cast<int>(p) == w.tail ||
-             llvm::is_contained(w.tailEpilogue, p);
+      return static_cast<int>(p) == w.tail || inTailEpilogue_[p];
     };
     if (!inTail(v))
       continue;
@@ -287,6 +296,7 @@ bool Partitioner::tryTailEpilogue(unsigned pos) {
             n->result()->shape())
       continue;
     w.tailEpilogue.push_back(pos);
+    inTailEpilogue_[pos] = true;
     groupOf_[pos] = gi;
     return true;
   }
@@ -317,7 +327,10 @@ void Partitioner::addPointwise(unsigned pos) {
     Work &from = groups_[c];
     for (unsigned p : from.prologue)
       groupOf_[p] = target;
-    llvm::append_range(groups_[target].prologue, from.prologue);
+    std::vector<unsigned> &into = groups_[target].prologue;
+    const auto mid = static_cast<std::ptrdiff_t>(into.size());
+    llvm::append_range(into, from.prologue);
+    std::inplace_merge(into.begin(), into.begin() + mid, into.end());
     from.prologue.clear();
     from.alive = false;
   }
@@ -331,9 +344,10 @@ void Partitioner::addPointwise(unsigned pos) {
       break;
     }
   }
+  // Nodes arrive in order, so `pos` follows every node already in a group
+  // and the prologue stays sorted (merges above keep it so too).
   Work &w = groups_[target];
   w.prologue.push_back(pos);
-  llvm::sort(w.prologue);
   groupOf_[pos] = target;
 }
 
@@ -371,7 +385,8 @@ void Partitioner::fusePrologues() {
   }
 }
 
-/// Live groups in dependency order; ties go to the earliest node.
+/// Live groups in dependency order; of the groups whose inputs are ready,
+/// the one with the earliest node goes first.
 std::vector<int> Partitioner::groupOrder() const {
   auto firstNode = [&](int gi) {
     const Work &w = groups_[gi];
@@ -384,25 +399,35 @@ std::vector<int> Partitioner::groupOrder() const {
       m = std::min(m, p);
     return m;
   };
-  std::vector<int> live;
-  for (size_t gi = 0; gi < groups_.size(); ++gi)
-    if (groups_[gi].alive)
-      live.push_back(static_cast<int>(gi));
-  llvm::sort(live, [&](int a, int b) { return firstNode(a) < firstNode(b); });
-  std::vector<int> out;
-  std::vector<bool> done(groups_.size());
-  while (out.size() < live.size()) {
-    for (int gi : live) {
-      if (done[gi])
-        continue;
-      bool ready = llvm::all_of(deps(gi), [&](int d) { return done[d]; });
-      if (ready) {
-        done[gi] = true;
-        out.push_back(gi);
-        break;
-      }
-    }
+  // Kahn's algorithm with the ready groups in a min-heap on first node.
+  std::vector<unsigned> waitingOn(groups_.size(), 0);
+  std::vector<llvm::SmallVector<int, 2>> readers(groups_.size());
+  using Ready = std::pair<unsigned, int>; // (first node, group)
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready;
+  size_t live = 0;
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    if (!groups_[i].alive)
+      continue;
+    const int gi = static_cast<int>(i);
+    ++live;
+    const llvm::SmallVector<int, 4> in = deps(gi);
+    for (int d : in)
+      readers[d].push_back(gi);
+    waitingOn[i] = static_cast<unsigned>(in.size());
+    if (waitingOn[i] == 0)
+      ready.push({firstNode(gi), gi});
   }
+  std::vector<int> out;
+  while (!ready.empty()) {
+    const int gi = ready.top().second;
+    ready.pop();
+    out.push_back(gi);
+    for (int r : readers[gi])
+      if (--waitingOn[r] == 0)
+        ready.push({firstNode(r), r});
+  }
+  assert(out.size() == live && "fusion groups depend on each other in a cycle");
+  (void)live;
   return out;
 }
 
@@ -420,10 +445,11 @@ FusionGroup Partitioner::finish(int gi) const {
     fg.tail = order_[w.tail];
   for (unsigned p : w.tailEpilogue)
     fg.tailEpilogue.push_back(order_[p]);
+  llvm::SmallPtrSet<const Value *, 8> seenInput;
   for (const Node *n : fg.nodes()) {
     for (const Value *v : n->operands())
       if (v && !v->isLiteral() && producerGroup(v) != gi &&
-          !llvm::is_contained(fg.inputs, v))
+          seenInput.insert(v).second)
         fg.inputs.push_back(v);
     const Value *r = n->result();
     bool used = isOutput_.count(r) != 0;
