@@ -157,12 +157,30 @@ std::string unaryChain() {
          "  out = pow(z, 2.0)\n  return out, f\n}\n";
 }
 
+/// More elementwise nodes than the emitter inlines (kOutlineNodes): each
+/// element is computed by one non-inlined function per lane. Two inputs,
+/// one broadcast along the rows, and two outputs, one from mid-chain.
+std::string longChain() {
+  std::string kg = "graph c(x: f32[A, B], y: f32[B]) {\n  p0 = add(x, y)\n";
+  const char *const steps[] = {
+      "sigmoid(p{})", "mul(p{}, y)",         "add(p{}, x)", "tanh(p{})",
+      "gelu(p{})",    "maximum(p{}, -0.75)", "swish(p{})",  "div(p{}, 1.5)"};
+  constexpr int kNodes = 72;
+  for (int i = 1; i < kNodes; ++i)
+    kg += fmt::format("  p{} = ", i) +
+          fmt::format(fmt::runtime(steps[i % 8]), i - 1) + "\n";
+  return kg + fmt::format("  return p{}, p{}\n}}\n", kNodes - 1, kNodes / 2);
+}
+
 std::vector<Case> cases() {
   std::vector<Case> cs;
   // Pointwise.
   cs.push_back({"pw_chain_odd", unaryChain(), {{37, 53}}});
   cs.push_back({"pw_chain_vec4", unaryChain(), {{64, 256}}});
   cs.push_back({"pw_chain_nan", unaryChain(), {{31, 33}}, 0, 0.05});
+  cs.push_back({"pw_long_chain_odd", longChain(), {{37, 53}, {53}}});
+  cs.push_back({"pw_long_chain_vec4", longChain(), {{65, 256}, {256}}});
+  cs.push_back({"pw_long_chain_nan", longChain(), {{31, 36}, {36}}, 0, 0.05});
   cs.push_back({"pw_broadcast",
                 "graph b(x: f32[N, 1], y: f32[1, C, 1, 1]) {\n"
                 "  s = add(x, y)\n  out = mul(s, 2.0)\n  return out\n}\n",
