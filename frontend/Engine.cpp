@@ -12,12 +12,14 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <future>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <tuple>
 
 #ifndef KILN_VERSION
@@ -161,19 +163,41 @@ llvm::Error
 Executable::buildKernels(const CompileOptions &opts,
                          std::future<llvm::Expected<rt::Device *>> &opening) {
   rt::KernelCache &cache = processCache(opts.cache);
-  std::vector<std::future<llvm::Expected<rt::CacheLookup>>> jobs;
-  for (size_t i = 0; i < kernels_.size(); ++i) {
-    const EmittedKernel &k = kernels_[i];
-    rt::KernelMetadata meta = cacheMetadata(i);
-    rt::CompileRequest req = compileRequest(k, target_.arch);
-    jobs.push_back(std::async(std::launch::async, [&cache, req, meta] {
-      return cache.getOrCompile(req, meta);
-    }));
+  // Each kernel is compiled (or read from the cache) by one of at most one
+  // thread per hardware thread: NVRTC needs tens of MB per compile, so a
+  // graph of thousands of kernels must not start them all at once.
+  const size_t n = kernels_.size();
+  std::vector<rt::CompileRequest> reqs;
+  std::vector<rt::KernelMetadata> metas;
+  for (size_t i = 0; i < n; ++i) {
+    reqs.push_back(compileRequest(kernels_[i], target_.arch));
+    metas.push_back(cacheMetadata(i));
   }
+  std::vector<std::optional<llvm::Expected<rt::CacheLookup>>> results(n);
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  size_t ready = 0;
+  auto work = [&] {
+    for (size_t i; (i = next++) < n;) {
+      llvm::Expected<rt::CacheLookup> r = cache.getOrCompile(reqs[i], metas[i]);
+      std::lock_guard<std::mutex> lock(mu);
+      results[i].emplace(std::move(r));
+      if (opts.onKernelReady)
+        opts.onKernelReady(++ready, n);
+    }
+  };
+  const size_t threads =
+      std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
   llvm::Error err = llvm::Error::success();
   std::vector<std::shared_ptr<const std::vector<char>>> cubins;
-  for (auto &j : jobs) {
-    llvm::Expected<rt::CacheLookup> r = j.get();
+  for (std::optional<llvm::Expected<rt::CacheLookup>> &slot : results) {
+    llvm::Expected<rt::CacheLookup> &r = *slot;
     if (!r) {
       err = llvm::joinErrors(std::move(err), r.takeError());
       builds_.emplace_back();

@@ -26,6 +26,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -43,6 +44,10 @@ struct CompileOptions {
   /// (kiln plan; without compileOnly the GPU's traits set the target).
   bool generateOnly = false;
   rt::CacheOptions cache = rt::cacheOptionsFromEnvironment();
+  /// Called as each kernel becomes ready (compiled, or found in the cache)
+  /// with how many are ready of how many; from the threads that build them,
+  /// one call at a time.
+  std::function<void(size_t ready, size_t total)> onKernelReady;
 };
 
 /// How one kernel was obtained.

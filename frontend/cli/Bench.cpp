@@ -129,6 +129,7 @@ int runBench(const ParsedArgs &args) {
     return reportError(outputFiles.takeError());
 
   CompileOptions opts;
+  opts.onKernelReady = kernelProgress();
   auto s = prepareGpu(graph, inputs, paramFile ? &*paramFile : nullptr,
                       paramPath, opts);
   if (!s)

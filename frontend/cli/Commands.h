@@ -8,6 +8,7 @@
 #include "IR/Graph.h"
 #include "Safetensors.h"
 
+#include <functional>
 #include <memory>
 
 namespace kiln::cli {
@@ -60,6 +61,11 @@ llvm::Expected<BoundGraph> loadBoundGraph(const ParsedArgs &args);
 /// --arch as given ("" when absent); an empty or unknown arch is an error
 /// that lists the ones NVRTC compiles for.
 llvm::Expected<std::string> archOption(const ParsedArgs &args);
+
+/// A CompileOptions::onKernelReady for the CLI: once building the kernels
+/// has taken a second, "kiln: 12/40 kernels ready (3.1 s)" on stderr,
+/// rewritten in place on a terminal, every 5 s otherwise, and at the end.
+std::function<void(size_t, size_t)> kernelProgress();
 
 /// Prints a user error to stderr and returns ExitUserError.
 int reportError(llvm::Error err);

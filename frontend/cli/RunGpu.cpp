@@ -46,6 +46,7 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
              const std::map<std::string, std::string> &outputFiles,
              const ParsedArgs &args) {
   CompileOptions opts;
+  opts.onKernelReady = kernelProgress();
   llvm::Expected<GpuSession> s = prepareGpu(g, inputs, params, paramPath, opts);
   if (!s)
     return reportError(s.takeError());

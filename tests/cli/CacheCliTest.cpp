@@ -336,6 +336,10 @@ TEST_F(CacheCli, VerifyCatchesDamagedEntriesAndUseRecompilesThem) {
   EXPECT_EQ(again.code, 0);
   EXPECT_EQ(llvm::StringRef(again.out).count("miss, compiled"), 3u)
       << again.out;
+  EXPECT_TRUE(contains(again.err, "4 kernel(s) for sm_90 ready in "))
+      << again.err;
+  EXPECT_TRUE(contains(again.err, " ms: 3 compiled, 1 from the cache"))
+      << again.err;
   EXPECT_EQ(llvm::StringRef(again.err).count("removed corrupt kernel cache "
                                              "entry"),
             3u)
