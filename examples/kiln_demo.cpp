@@ -7,6 +7,7 @@
 // Exits non-zero if any answer differs from PyTorch's.
 //
 //===----------------------------------------------------------------------===//
+#include "Clock.h"
 #include "CudaDriver.h"
 #include "Execute.h"
 #include "IR/Printer.h"
@@ -76,9 +77,7 @@ bool runSmallShape(const Workload &w) {
   llvm::Expected<Execution> run =
       inputs ? executeReference(**g, *inputs, &*file, data)
              : llvm::Expected<Execution>(inputs.takeError());
-  double ms = std::chrono::duration<double, std::milli>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
+  double ms = rt::msSince(start);
   if (!run) {
     llvm::outs() << fmt::format("  {:<6} FAILED: {}\n", w.id,
                                 errorToString(run.takeError()));

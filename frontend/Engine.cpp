@@ -1,5 +1,6 @@
 //===- Engine.cpp - Compile a graph to GPU kernels and run it -------------===//
 #include "Engine.h"
+#include "Clock.h"
 
 #include "IR/Diagnostics.h"
 #include "Pipeline.h"
@@ -129,9 +130,7 @@ Executable::compile(const Graph &g,
   if (exe->device_)
     if (llvm::Error e = exe->planMemory())
       return e;
-  exe->kernelsReadyMs_ = std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - afterProbe)
-                             .count();
+  exe->kernelsReadyMs_ = rt::msSince(afterProbe);
   return exe;
 }
 
@@ -210,9 +209,7 @@ Executable::buildKernels(const CompileOptions &opts,
   if (opening.valid()) {
     const auto waitStart = std::chrono::steady_clock::now();
     llvm::Expected<rt::Device *> dev = opening.get();
-    contextWaitMs_ = std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - waitStart)
-                         .count();
+    contextWaitMs_ = rt::msSince(waitStart);
     if (!dev)
       return llvm::joinErrors(std::move(err), dev.takeError());
     // Opened on another thread: make its context current on this one.

@@ -1,4 +1,5 @@
 #include "CudaDriver.h"
+#include "Clock.h"
 #include "DriverApi.h"
 
 #include <cuda.h>
@@ -140,11 +141,7 @@ llvm::Expected<DriverInfo> probeDevices() {
     d.totalMemory = mem;
     info.devices.push_back(std::move(d));
   }
-  std::call_once(firstStart, [&] {
-    firstStartMs.store(std::chrono::duration<double, std::milli>(
-                           std::chrono::steady_clock::now() - start)
-                           .count());
-  });
+  std::call_once(firstStart, [&] { firstStartMs.store(msSince(start)); });
   return info;
 }
 

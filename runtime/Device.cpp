@@ -1,4 +1,5 @@
 #include "Device.h"
+#include "Clock.h"
 #include "DriverApi.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -247,9 +248,7 @@ llvm::Expected<Device *> Device::open(int ordinal) {
   d->ctx_ = ctx;
   if (llvm::Error e = d->makeCurrent())
     return e;
-  d->openMs_ = std::chrono::duration<double, std::milli>(
-                   std::chrono::steady_clock::now() - start)
-                   .count();
+  d->openMs_ = msSince(start);
   return opened.emplace(ordinal, std::move(d)).first->second.get();
 }
 

@@ -1,4 +1,5 @@
 #include "Nvrtc.h"
+#include "Clock.h"
 
 #include <fmt/format.h>
 #include <nvrtc.h>
@@ -186,9 +187,7 @@ llvm::Expected<CompileResult> compileCuda(const CompileRequest &req) {
     while (!result.ptx.empty() && result.ptx.back() == '\0')
       result.ptx.pop_back();
   }
-  result.compileMs = std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+  result.compileMs = msSince(start);
   return result;
 }
 
