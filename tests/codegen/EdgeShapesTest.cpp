@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "Engine.h"
 #include "Execute.h"
+#include "OfflineOptions.h"
 #include "Parser.h"
 #include "PlanPrinter.h"
 
@@ -27,12 +28,7 @@ namespace {
 llvm::Expected<std::unique_ptr<Executable>>
 build(const Graph &g, std::vector<llvm::SmallVector<int64_t, 6>> shapes,
       bool nvrtc) {
-  CompileOptions opts;
-  opts.arch = "sm_90";
-  opts.compileOnly = true;
-  opts.generateOnly = !nvrtc;
-  opts.cache.disableDisk = true;
-  return Executable::compile(g, shapes, opts);
+  return Executable::compile(g, shapes, offlineOptions(!nvrtc));
 }
 
 std::unique_ptr<Graph> parse(const std::string &text) {

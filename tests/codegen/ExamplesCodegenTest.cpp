@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "Engine.h"
 #include "Execute.h"
+#include "OfflineOptions.h"
 #include "PlanPrinter.h"
 
 #include <gtest/gtest.h>
@@ -39,12 +40,8 @@ std::unique_ptr<Executable> generate(const Example &e, const char *arch,
     return nullptr;
   llvm::SmallVector<int64_t, 6> shape = (*g)->inputs()[0]->shape().sizes();
   shape[0] = e.n;
-  CompileOptions opts;
-  opts.arch = arch;
-  opts.compileOnly = true;
-  opts.generateOnly = generateOnly;
-  opts.cache.disableDisk = true;
-  auto exe = Executable::compile(**g, {shape}, opts);
+  auto exe =
+      Executable::compile(**g, {shape}, offlineOptions(generateOnly, arch));
   EXPECT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
   return exe ? std::move(*exe) : nullptr;
 }

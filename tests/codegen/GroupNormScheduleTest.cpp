@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Engine.h"
+#include "OfflineOptions.h"
 #include "Parser.h"
 
 #include <gtest/gtest.h>
@@ -30,12 +31,8 @@ std::unique_ptr<Executable> compileFor(const std::string &arch) {
   EXPECT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
   if (!g)
     return nullptr;
-  CompileOptions opts;
-  opts.arch = arch;
-  opts.compileOnly = true;
-  opts.generateOnly = true;
-  opts.cache.disableDisk = true;
-  auto exe = Executable::compile(**g, {{8448, 256}}, opts);
+  auto exe =
+      Executable::compile(**g, {{8448, 256}}, offlineOptions(true, arch));
   EXPECT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
   return exe ? std::move(*exe) : nullptr;
 }
@@ -73,11 +70,7 @@ TEST(GroupNormSchedule, EpsOfAnyValueCompiles) {
                                      hw, eps);
       auto g = parseGraph(text, "eps.kg");
       ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
-      CompileOptions opts;
-      opts.arch = "sm_90";
-      opts.compileOnly = true;
-      opts.cache.disableDisk = true;
-      auto exe = Executable::compile(**g, {{3, 4, hw}}, opts);
+      auto exe = Executable::compile(**g, {{3, 4, hw}}, offlineOptions(false));
       EXPECT_TRUE(static_cast<bool>(exe))
           << text << llvm::toString(exe.takeError());
     }

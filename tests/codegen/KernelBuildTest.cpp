@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Engine.h"
+#include "OfflineOptions.h"
 #include "Parser.h"
 
 #include <gtest/gtest.h>
@@ -42,10 +43,7 @@ TEST(KernelBuild, EveryKernelIsReportedReadyOnceCountingUp) {
   std::set<std::thread::id> threads;
   bool overlapped = false;
   std::atomic<int> inside{0};
-  CompileOptions opts;
-  opts.arch = "sm_90";
-  opts.compileOnly = true;
-  opts.cache.disableDisk = true;
+  CompileOptions opts = offlineOptions(false);
   opts.cache.recompile = true;
   opts.onKernelReady = [&](size_t ready, size_t total) {
     // Calls must not overlap; the lock only guards the bookkeeping.

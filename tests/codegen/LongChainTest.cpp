@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Engine.h"
+#include "OfflineOptions.h"
 #include "Parser.h"
 
 #include <gtest/gtest.h>
@@ -35,11 +36,7 @@ std::string sourceOf(int nodes) {
   EXPECT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
   if (!g)
     return "";
-  CompileOptions opts;
-  opts.arch = "sm_90";
-  opts.compileOnly = true;
-  opts.cache.disableDisk = true;
-  auto exe = Executable::compile(**g, {{7, 12}, {12}}, opts);
+  auto exe = Executable::compile(**g, {{7, 12}, {12}}, offlineOptions(false));
   EXPECT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
   if (!exe)
     return "";

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Engine.h"
+#include "OfflineOptions.h"
 #include "Parser.h"
 #include "PlanPrinter.h"
 
@@ -27,12 +28,7 @@ std::string planOf(const std::string &body) {
   EXPECT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
   if (!g)
     return "";
-  CompileOptions opts;
-  opts.arch = "sm_90";
-  opts.compileOnly = true;
-  opts.generateOnly = true;
-  opts.cache.disableDisk = true;
-  auto exe = Executable::compile(**g, {{4, 64, 3, 5}}, opts);
+  auto exe = Executable::compile(**g, {{4, 64, 3, 5}}, offlineOptions(true));
   EXPECT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
   return exe ? planText(**exe) : "";
 }
