@@ -103,22 +103,16 @@ int runWhy(const ParsedArgs &args) {
   llvm::Expected<bool> json = wantsJson(args);
   if (!json)
     return reportError(json.takeError());
-  llvm::Expected<BoundGraph> b = loadBoundGraph(args);
-  if (!b)
-    return reportError(b.takeError());
-  // The kernels `kiln run` would build on this machine's GPU; without one,
-  // those of `kiln compile`.
-  llvm::Expected<std::string> arch = archOption(args);
-  if (!arch)
-    return reportError(arch.takeError());
+  // The kernels `kiln run` would build on this machine's GPU; without one
+  // (or on any other error, which the second try reports), those of `kiln
+  // compile`.
   CompileOptions opts;
-  opts.arch = *arch;
   opts.generateOnly = true;
-  auto exe = Executable::compile(*b->graph, b->shapes, opts);
+  auto exe = compileFromArgs(args, opts);
   if (!exe) {
     llvm::consumeError(exe.takeError());
     opts.compileOnly = true;
-    exe = Executable::compile(*b->graph, b->shapes, opts);
+    exe = compileFromArgs(args, opts);
   }
   if (!exe)
     return reportError(exe.takeError());

@@ -4,6 +4,7 @@
 
 #include "Args.h"
 
+#include "Engine.h"
 #include "HostTensor.h"
 #include "IR/Graph.h"
 #include "Safetensors.h"
@@ -49,18 +50,11 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
 llvm::Expected<std::vector<llvm::SmallVector<int64_t, 6>>>
 boundInputShapes(const Graph &g, const ParsedArgs &args);
 
-/// The graph file named by the first positional argument, and its input
-/// shapes with --bind applied: what plan, compile and `cache why` generate
-/// kernels for.
-struct BoundGraph {
-  std::unique_ptr<Graph> graph;
-  std::vector<llvm::SmallVector<int64_t, 6>> shapes;
-};
-llvm::Expected<BoundGraph> loadBoundGraph(const ParsedArgs &args);
-
-/// --arch as given ("" when absent); an empty or unknown arch is an error
-/// that lists the ones NVRTC compiles for.
-llvm::Expected<std::string> archOption(const ParsedArgs &args);
+/// Executable::compile of the graph file named by the first positional
+/// argument, with --bind and --arch (checked against the archs NVRTC
+/// compiles for) applied to `opts`: what plan, compile and `cache why` run.
+llvm::Expected<std::unique_ptr<Executable>>
+compileFromArgs(const ParsedArgs &args, CompileOptions opts);
 
 /// A CompileOptions::onKernelReady for the CLI: once building the kernels
 /// has taken a second, "kiln: 12/40 kernels ready (3.1 s)" on stderr,

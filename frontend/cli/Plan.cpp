@@ -45,7 +45,16 @@ boundInputShapes(const Graph &g, const ParsedArgs &args) {
   return shapes;
 }
 
-llvm::Expected<BoundGraph> loadBoundGraph(const ParsedArgs &args) {
+namespace {
+struct BoundGraph {
+  std::unique_ptr<Graph> graph;
+  std::vector<llvm::SmallVector<int64_t, 6>> shapes;
+};
+} // namespace
+
+/// The graph file named by the first positional argument, with --bind
+/// applied.
+static llvm::Expected<BoundGraph> loadBoundGraph(const ParsedArgs &args) {
   llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
   if (!g)
     return g.takeError();
@@ -55,7 +64,9 @@ llvm::Expected<BoundGraph> loadBoundGraph(const ParsedArgs &args) {
   return BoundGraph{std::move(*g), std::move(*shapes)};
 }
 
-llvm::Expected<std::string> archOption(const ParsedArgs &args) {
+/// --arch as given ("" when absent); an empty or unknown arch is an error
+/// that lists the ones NVRTC compiles for.
+static llvm::Expected<std::string> archOption(const ParsedArgs &args) {
   if (!args.has("--arch"))
     return std::string();
   std::string arch = args.get("--arch");
@@ -64,19 +75,24 @@ llvm::Expected<std::string> archOption(const ParsedArgs &args) {
   return arch;
 }
 
-static int runPlan(const ParsedArgs &args) {
-  // Planning needs no compile: generate for the target only.
+llvm::Expected<std::unique_ptr<Executable>>
+compileFromArgs(const ParsedArgs &args, CompileOptions opts) {
   llvm::Expected<BoundGraph> b = loadBoundGraph(args);
   if (!b)
-    return reportError(b.takeError());
+    return b.takeError();
   llvm::Expected<std::string> arch = archOption(args);
   if (!arch)
-    return reportError(arch.takeError());
-  CompileOptions opts;
+    return arch.takeError();
   opts.arch = *arch;
+  return Executable::compile(*b->graph, b->shapes, opts);
+}
+
+static int runPlan(const ParsedArgs &args) {
+  // Planning needs no compile: generate for the target only.
+  CompileOptions opts;
   opts.compileOnly = true;
   opts.generateOnly = true;
-  auto exe = Executable::compile(*b->graph, b->shapes, opts);
+  auto exe = compileFromArgs(args, opts);
   if (!exe)
     return reportError(exe.takeError());
   if (args.has("--dot")) {
@@ -93,17 +109,10 @@ static int runPlan(const ParsedArgs &args) {
 }
 
 static int runCompile(const ParsedArgs &args) {
-  llvm::Expected<BoundGraph> b = loadBoundGraph(args);
-  if (!b)
-    return reportError(b.takeError());
-  llvm::Expected<std::string> arch = archOption(args);
-  if (!arch)
-    return reportError(arch.takeError());
   CompileOptions opts;
-  opts.arch = *arch;
   opts.compileOnly = true;
   opts.onKernelReady = kernelProgress();
-  auto exe = Executable::compile(*b->graph, b->shapes, opts);
+  auto exe = compileFromArgs(args, opts);
   if (!exe)
     return reportError(exe.takeError());
   double total = 0;
