@@ -189,9 +189,13 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     pro.bind(streamed[i], fmt::format("r.a{}", i));
   }
   rawType += " };\n";
+  // Long prologues and epilogues become functions (emitNodes).
+  std::string functions;
   std::string load = "    (void)ii;\n";
-  for (const Node *n : g.prologue)
-    pro.emit(*n, load);
+  pro.emitNodes(g.prologue,
+                computed.count(xin) ? llvm::ArrayRef<const Value *>(xin)
+                                    : llvm::ArrayRef<const Value *>(),
+                "prologue", load, functions);
   std::string xa = pro.get(xin, load);
   load += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
                       "v[l] = {}[l];\n",
@@ -225,13 +229,24 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
                        "    for (int l = 0; l < {}; ++l) gy[l] = {};\n",
                        vec, gn.result()->name(), vec, expr);
   epi.bind(gn.result(), "gy");
-  for (const Node *n : g.epilogue)
-    epi.emit(*n, store);
   llvm::SmallPtrSet<const Value *, 8> afterTail;
   if (g.tail)
     afterTail.insert(g.tail->result());
   for (const Node *n : g.tailEpilogue)
     afterTail.insert(n->result());
+  // The epilogue values used after it: outputs, and the tail's operand.
+  llvm::SmallVector<const Value *, 4> epiLive;
+  auto noteLive = [&](const Value *v) {
+    if (v->def() && llvm::is_contained(g.epilogue, v->def()) &&
+        !llvm::is_contained(epiLive, v))
+      epiLive.push_back(v);
+  };
+  for (const Value *v : g.outputs)
+    if (!afterTail.count(v))
+      noteLive(v);
+  if (g.tail)
+    noteLive(g.tail->operand(0));
+  epi.emitNodes(g.epilogue, epiLive, "epilogue", store, functions);
   for (const Value *v : g.outputs)
     if (!afterTail.count(v))
       epi.store(v, pl.of(v), store);
@@ -352,15 +367,15 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
       "{}-wide vectors.\n"
       "#include \"kiln/groupnorm.cuh\"\n"
       "#include \"kiln/ops.cuh\"\n\n"
-      "extern \"C\" __global__ void {} {{\n{}"
+      "{}extern \"C\" __global__ void {} {{\n{}"
       "  auto loadRaw = [&](kiln::i64 i, Raw &r) {{\n{}  }};\n"
       "  auto finish = [&](kiln::i64 i, const Raw &r, float (&v)[{}]) {{\n"
       "    const {} ii = i;\n{}  }};\n"
       "  auto store = [&](kiln::i64 i, float (&y)[{}]) {{\n"
       "    const {} ii = i;\n{}  }};\n"
       "  auto step = [&] {{ {} }};\n{}{}}}\n",
-      s.slices, s.slice, s.groups, x.str(), vec, header, rawType, loadRaw, vec,
-      idxT, load, vec, idxT, store, step, prefetch, call);
+      s.slices, s.slice, s.groups, x.str(), vec, functions, header, rawType,
+      loadRaw, vec, idxT, load, vec, idxT, store, step, prefetch, call);
   k.bytes = groupBytes(g);
   k.flops = static_cast<double>(x.numElements()) *
             (8 + g.prologue.size() + g.epilogue.size() + (g.tail ? 1 : 0));

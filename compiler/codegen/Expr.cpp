@@ -3,6 +3,9 @@
 
 #include "ops/Families.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/ErrorHandling.h"
+
 #include <fmt/format.h>
 
 namespace kiln {
@@ -132,6 +135,63 @@ void ExprEmitter::emit(const Node &n, std::string &out) {
                      "{}[l] = {};\n",
                      vec_, a, n.info().cuda(n, ops));
   arrays_[n.result()] = a;
+}
+
+void ExprEmitter::emitNodes(llvm::ArrayRef<const Node *> nodes,
+                            llvm::ArrayRef<const Value *> live,
+                            const std::string &fn, std::string &out,
+                            std::string &functions) {
+  if (nodes.size() <= kOutlineNodes) {
+    for (const Node *n : nodes)
+      emit(*n, out);
+    return;
+  }
+  // The function: one float argument per leaf (an operand computed before
+  // the run), the live values returned in a struct (in registers).
+  llvm::SmallPtrSet<const Value *, 16> inside;
+  for (const Node *n : nodes)
+    inside.insert(n->result());
+  ExprEmitter one(domain_, 1, "0", [](const Value *) -> std::string {
+    llvm_unreachable("every leaf is bound to an argument");
+  });
+  std::string args, body, callArgs;
+  llvm::SmallPtrSet<const Value *, 8> seen;
+  for (const Node *n : nodes)
+    for (const Value *v : n->operands()) {
+      if (!v || v->isLiteral() || inside.count(v) || !seen.insert(v).second)
+        continue;
+      const size_t i = seen.size() - 1;
+      const std::string in = fmt::format("in{}", i);
+      args += fmt::format("{}float a{}", i ? ", " : "", i);
+      body += fmt::format("    float {}[1] = {{a{}}};\n", in, i);
+      one.bind(v, in);
+      callArgs += fmt::format("{}{}", i ? ", " : "", lane(v, out, "l"));
+    }
+  for (const Node *n : nodes)
+    one.emit(*n, body);
+  const std::string type = fn + "_out";
+  functions += fmt::format("struct {} {{\n  float o[{}];\n}};\n\n"
+                           "static __device__ __noinline__ {} {}({}) {{\n"
+                           "{}    {} r;\n",
+                           type, live.size(), type, fn, args, body, type);
+  for (size_t k = 0; k < live.size(); ++k)
+    functions +=
+        fmt::format("    r.o[{}] = {}[0];\n", k, one.get(live[k], functions));
+  functions += "    return r;\n}\n\n";
+  std::vector<std::string> results;
+  for (size_t k = 0; k < live.size(); ++k) {
+    results.push_back(fresh());
+    out += fmt::format("    float {}[{}]; // {}\n", results[k], vec_,
+                       live[k]->name());
+  }
+  out += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) {{\n"
+                     "      const {} c = {}({});\n",
+                     vec_, type, fn, callArgs);
+  for (size_t k = 0; k < live.size(); ++k) {
+    out += fmt::format("      {}[l] = c.o[{}];\n", results[k], k);
+    arrays_[live[k]] = results[k];
+  }
+  out += "    }\n";
 }
 
 void ExprEmitter::store(const Value *v, const std::string &dstParam,

@@ -18,6 +18,7 @@
 
 #include "IR/Graph.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <functional>
@@ -34,6 +35,14 @@ int64_t innermostSize(const Shape &s);
 std::string broadcastIndex(const Shape &operand, const Shape &domain,
                            const std::string &idx);
 
+/// Runs of more elementwise nodes than this are computed per element by a
+/// non-inlined device function (ExprEmitter::emitNodes): NVRTC then compiles
+/// the run once instead of once per lane and call site. Below about 60 nodes
+/// the call costs more run time than it saves (H100, chains of
+/// transcendentals: 56 nodes 2.7% slower; 64 nodes 2.5% faster and 195 -> 66
+/// ms to compile; 100 nodes 11% faster; bench/NOTES.md v13).
+constexpr size_t kOutlineNodes = 60;
+
 class ExprEmitter {
 public:
   /// `param(v)` names the kernel parameter holding tensor v.
@@ -49,6 +58,14 @@ public:
   std::string lane(const Value *v, std::string &out, const std::string &l);
   /// Emits node n (its operands must be bound, loadable or literals).
   void emit(const Node &n, std::string &out);
+  /// Emits `nodes` in order, like emit() one by one; a run of more than
+  /// kOutlineNodes instead becomes one non-inlined function `fn` computing
+  /// an element, called per lane (its definition is appended to
+  /// `functions`, which must precede the kernel). `live` are the values of
+  /// the run used after it: the function returns them, and they are bound.
+  void emitNodes(llvm::ArrayRef<const Node *> nodes,
+                 llvm::ArrayRef<const Value *> live, const std::string &fn,
+                 std::string &out, std::string &functions);
   /// Stores v's array to the parameter of `dst` at the domain index.
   void store(const Value *v, const std::string &dstParam, std::string &out);
 

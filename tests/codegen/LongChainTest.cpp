@@ -52,7 +52,7 @@ TEST(LongChain, SixtyNodesAreInlined) {
 
 TEST(LongChain, MoreAreOneFunctionCalledPerLane) {
   std::string src = sourceOf(61);
-  EXPECT_NE(src.find("static __device__ __noinline__ ChainOut chain(float a0, "
+  EXPECT_NE(src.find("static __device__ __noinline__ chain_out chain(float a0, "
                      "float a1)"),
             std::string::npos)
       << src;
@@ -60,10 +60,10 @@ TEST(LongChain, MoreAreOneFunctionCalledPerLane) {
   // both outputs are stored from the function's results.
   EXPECT_NE(src.find("kiln::loadVec<4>(in_x"), std::string::npos) << src;
   EXPECT_NE(src.find("kiln::loadVec<4>(in_y"), std::string::npos) << src;
-  EXPECT_NE(src.find("c.o[1]"), std::string::npos) << src;
-  EXPECT_NE(src.find("kiln::storeVec<4>(out_p60 + ii, r1)"), std::string::npos)
+  EXPECT_NE(src.find("v3[l] = c.o[1];"), std::string::npos) << src;
+  EXPECT_NE(src.find("kiln::storeVec<4>(out_p60 + ii, v3)"), std::string::npos)
       << src;
-  EXPECT_NE(src.find("kiln::storeVec<4>(out_p30 + ii, r0)"), std::string::npos)
+  EXPECT_NE(src.find("kiln::storeVec<4>(out_p30 + ii, v2)"), std::string::npos)
       << src;
 }
 

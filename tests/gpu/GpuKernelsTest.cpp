@@ -172,6 +172,24 @@ std::string longChain() {
   return kg + fmt::format("  return p{}, p{}\n}}\n", kNodes - 1, kNodes / 2);
 }
 
+/// `count` elementwise nodes after `from`, each reading the one before (and
+/// some `other`), named PREFIX1, PREFIX2, ... and the last `last`: more than
+/// kOutlineNodes become a GroupNorm kernel's prologue or epilogue function.
+std::string longRun(const std::string &prefix, const std::string &from,
+                    const std::string &other, int count,
+                    const std::string &last) {
+  const char *const steps[] = {"sigmoid({})", "add({}, {})", "mul({}, 0.75)",
+                               "tanh({})",    "add({}, {})", "swish({})"};
+  std::string kg, prev = from;
+  for (int i = 1; i <= count; ++i) {
+    std::string name = i == count ? last : prefix + std::to_string(i);
+    kg += fmt::format("  {} = ", name) +
+          fmt::format(fmt::runtime(steps[i % 6]), prev, other) + "\n";
+    prev = name;
+  }
+  return kg;
+}
+
 std::vector<Case> cases() {
   std::vector<Case> cs;
   // Pointwise.
@@ -377,6 +395,45 @@ std::vector<Case> cases() {
        "  return s, out\n}\n",
        {{6, 16, 40, 41}}});
   cs.push_back({"gn_tail_min_bias_36_rows", minBias, {{36, 256}}});
+  // Prologues and epilogues of 70 nodes: functions called per lane, in the
+  // register and team kernels, and before a tail. Two outputs each, one
+  // from mid-epilogue.
+  const std::string longPro = longRun("a", "x", "x", 70, "p");
+  const std::string longEpi =
+      longRun("e", "y", "y", 35, "mid") + longRun("f", "mid", "y", 35, "out");
+  auto gnLong = [&](const std::string &shape, int64_t c, int groups) {
+    return fmt::format("graph g(x: f32[{0}]) {{\n"
+                       "  param gamma: f32[{1}] = uniform(0.5, 1.5, seed=4)\n"
+                       "  param beta: f32[{1}] = uniform(-1, 1, seed=5)\n"
+                       "{3}  y = group_norm(p, gamma, beta, groups={2})\n"
+                       "{4}  return out, mid\n}}\n",
+                       shape, c, groups, longPro, longEpi);
+  };
+  cs.push_back({"gn_regs_long_runs",
+                gnLong("N, 256", 256, 16),
+                {{37, 256}},
+                0,
+                0,
+                1e-4});
+  cs.push_back({"gn_team_long_runs",
+                gnLong("N, 64, 96, 97", 64, 8),
+                {{2, 64, 96, 97}},
+                0,
+                0,
+                1e-4});
+  cs.push_back({"gn_tail_long_epilogue",
+                "graph g(x: f32[N, 256]) {\n"
+                "  param gamma: f32[256] = uniform(0.5, 1.5, seed=4)\n"
+                "  param beta: f32[256] = uniform(-1, 1, seed=5)\n"
+                "  param bias: f32[1, 256, 1, 1] = uniform(-1, 1, seed=6)\n"
+                "  y = group_norm(x, gamma, beta, groups=16)\n" +
+                    longEpi +
+                    "  m = min(out, dim=1, keepdim=true)\n  t = add(m, bias)\n"
+                    "  return t, mid\n}\n",
+                {{37, 256}},
+                0,
+                0,
+                1e-4});
   // A tail of more elements than the grid has threads (several per thread,
   // the last round partial): [1, 4000, 67, 1] over 131 blocks.
   cs.push_back({"gn_tail_min_bias_wide", minBiasOf(4000, 250), {{67, 4000}}});
