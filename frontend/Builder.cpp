@@ -40,6 +40,8 @@ Value *GraphBuilder::call(OpKind op, llvm::ArrayRef<Operand> operands,
   for (const Operand &o : operands) {
     if (!o.present())
       values.push_back(nullptr);
+    else if (o.isBool())
+      values.push_back(graph_->addBoolLiteral(o.number() != 0));
     else if (o.isNumber())
       values.push_back(graph_->addLiteral(o.number(), o.isInt()));
     else

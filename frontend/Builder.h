@@ -25,8 +25,8 @@
 
 namespace kiln {
 
-/// A node operand: a value, a number literal, or absent (an optional
-/// operand left out).
+/// A node operand: a value, a number or bool literal, or absent (an
+/// optional operand left out).
 class Operand {
 public:
   Operand() = default;
@@ -34,18 +34,21 @@ public:
   Operand(double v) : number_(v), isNumber_(true), present_(true) {} // NOLINT
   Operand(int v)                                                     // NOLINT
       : number_(v), isNumber_(true), isInt_(true), present_(true) {}
+  Operand(bool v) // NOLINT
+      : number_(v ? 1 : 0), isNumber_(true), isBool_(true), present_(true) {}
   Operand(std::nullopt_t) {} // NOLINT
 
   bool present() const { return present_; }
   bool isNumber() const { return isNumber_; }
   bool isInt() const { return isInt_; }
+  bool isBool() const { return isBool_; }
   double number() const { return number_; }
   Value *value() const { return value_; }
 
 private:
   Value *value_ = nullptr;
   double number_ = 0;
-  bool isNumber_ = false, isInt_ = false, present_ = false;
+  bool isNumber_ = false, isInt_ = false, isBool_ = false, present_ = false;
 };
 
 struct Conv2dOptions {

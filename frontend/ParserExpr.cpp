@@ -136,11 +136,16 @@ llvm::Expected<Value *> Parser::parseExpr(llvm::StringRef name) {
   const Token &t = tok();
   if (t.is(TokKind::Name) && peek().is(TokKind::LParen))
     return parseCall(name);
+  if (t.isName("true") || t.isName("false")) {
+    take();
+    return graph_->addBoolLiteral(t.text == "true");
+  }
   if (t.is(TokKind::Name))
     return parseValueRef();
   if (t.is(TokKind::Int) || t.is(TokKind::Float) || t.is(TokKind::Minus))
     return parseLiteral();
-  return expected("an operand (a value name, an op call or a number)");
+  return expected("an operand (a value name, an op call, a number, true or "
+                  "false)");
 }
 
 const Token *Parser::laterDefinition(llvm::StringRef name) const {
@@ -163,10 +168,7 @@ const Token *Parser::laterDefinition(llvm::StringRef name) const {
 llvm::Expected<Value *> Parser::parseValueRef() {
   const Token &t = take();
   if (isReservedWord(t.text))
-    return diag(loc(t), "'{}' is a reserved word, not a value{}", t.text.str(),
-                t.text == "true" || t.text == "false"
-                    ? "; true and false are attribute values only"
-                    : "");
+    return diag(loc(t), "'{}' is a reserved word, not a value", t.text.str());
   if (Value *v = graph_->lookup(t.text))
     return v;
   if (const Token *def = laterDefinition(t.text))

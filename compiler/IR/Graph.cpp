@@ -26,6 +26,8 @@ std::string Initializer::str() const {
 }
 
 std::string Value::literalStr() const {
+  if (dtype() == DType::Bool)
+    return literal_ != 0 ? "true" : "false";
   if (literalIsInt_)
     return std::to_string(static_cast<int64_t>(literal_));
   return formatFloat(literal_);
@@ -173,6 +175,12 @@ Value *Graph::addLiteral(double value, bool isInt) {
   Value *v = newValue(Value::Kind::Literal, "", t, {});
   v->literal_ = value;
   v->literalIsInt_ = isInt;
+  return v;
+}
+
+Value *Graph::addBoolLiteral(bool value) {
+  Value *v = newValue(Value::Kind::Literal, "", {DType::Bool, Shape()}, {});
+  v->literal_ = value ? 1 : 0;
   return v;
 }
 

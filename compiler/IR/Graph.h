@@ -71,10 +71,11 @@ public:
   /// Dense id, unique within the graph (index into Graph::values()).
   unsigned id() const { return id_; }
 
-  /// Literals: the number, and whether it was written as an integer.
+  /// Literals: the number (1 or 0 for true and false), and whether it was
+  /// written as an integer. dtype() is i64, f32 or bool.
   double literal() const { return literal_; }
   bool literalIsInt() const { return literalIsInt_; }
-  /// .kg spelling of a literal: 2, 2.0, -inf.
+  /// .kg spelling of a literal: 2, 2.0, -inf, true.
   std::string literalStr() const;
 
   const std::optional<Initializer> &init() const { return init_; }
@@ -152,6 +153,9 @@ public:
   /// A number literal operand; `isInt` selects i64 (else f32), and like a
   /// Python scalar it does not widen a tensor operand's dtype.
   Value *addLiteral(double value, bool isInt);
+  /// A bool literal operand (a Python True or False): 1 or 0, of the
+  /// lowest category, so it never changes a tensor operand's dtype.
+  Value *addBoolLiteral(bool value);
   /// Adds a node. `operands` has one slot per operand spec (trailing absent
   /// optional operands may be omitted; absent ones are nullptr). `name` may
   /// be empty: a fresh "%N" name is chosen. Checks the schema, coerces

@@ -38,9 +38,10 @@ std::string broadcastIndex(const Shape &operand, const Shape &domain,
 /// Runs of more elementwise nodes than this are computed per element by a
 /// non-inlined device function (ExprEmitter::emitNodes): NVRTC then compiles
 /// the run once instead of once per lane and call site. Below about 60 nodes
-/// the call costs more run time than it saves (H100, chains of
+/// the call costs more run time than it saves (H100, pointwise chains of
 /// transcendentals: 56 nodes 2.7% slower; 64 nodes 2.5% faster and 195 -> 66
-/// ms to compile; 100 nodes 11% faster; bench/NOTES.md v13).
+/// ms to compile; 100 nodes 11% faster; GroupNorm with 70-node prologue and
+/// epilogue 6-19% faster; bench/NOTES.md v13).
 constexpr size_t kOutlineNodes = 60;
 
 class ExprEmitter {

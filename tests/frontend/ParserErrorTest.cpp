@@ -114,9 +114,11 @@ std::vector<ErrorCase> cases() {
       {stmt("z: f32[N, 10] = linear(x, w)"),
        "t.kg:4:6: error: 'z' is declared f32[N, 10] but linear gives f32[N, "
        "8]"},
-      {stmt("z = add(x, true)"),
-       "t.kg:4:14: error: 'true' is a reserved word, not a value; true and "
-       "false are attribute values only"},
+      {stmt("z = add(x, param)"),
+       "t.kg:4:14: error: 'param' is a reserved word, not a value"},
+      {stmt("z = true"),
+       "t.kg:4:7: error: expected an op call such as relu(x) after 'z =', "
+       "got 'true'; a value cannot be renamed or set to a number"},
       {stmt("z = add(x, -y)"),
        "t.kg:4:15: error: expected a number after '-', got 'y'"},
       // Initialisers.

@@ -1,5 +1,6 @@
 //===- ParserTest.cpp - What the parser builds ----------------------------===//
 #include "Parser.h"
+#include "IR/Printer.h"
 #include "Lexer.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +107,30 @@ TEST(Parser, LiteralsAndKeywords) {
   const Value *m3 = g->nodes()[2]->operand(1);
   EXPECT_TRUE(m3->literalIsInt());
   EXPECT_EQ(m3->literal(), -3.0);
+}
+
+TEST(Parser, BoolOperands) {
+  // true and false are operands (Python's True and False) as well as
+  // attribute values; they print back as written.
+  auto g = parseOk(R"(graph g(i: i64[3], x: f32[3]) {
+  a = add(i, true)
+  b = mul(x, other=false)
+  m = min(x, dim=0, keepdim=true)
+  return a, b, m
+})");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->lookup("a")->dtype(), DType::I64);
+  EXPECT_EQ(g->lookup("b")->dtype(), DType::F32);
+  const Value *t = g->nodes()[0]->operand(1);
+  EXPECT_TRUE(t->isLiteral());
+  EXPECT_EQ(t->dtype(), DType::Bool);
+  EXPECT_EQ(t->literal(), 1.0);
+  EXPECT_EQ(t->literalStr(), "true");
+  EXPECT_EQ(g->nodes()[1]->operand(1)->literalStr(), "false");
+  EXPECT_TRUE(g->nodes()[2]->getBool("keepdim"));
+  std::string printed = printGraph(*g);
+  EXPECT_NE(printed.find("add(i, true)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("mul(x, false)"), std::string::npos) << printed;
 }
 
 TEST(Parser, Initialisers) {

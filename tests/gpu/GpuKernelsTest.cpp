@@ -199,6 +199,13 @@ std::vector<Case> cases() {
   cs.push_back({"pw_long_chain_odd", longChain(), {{37, 53}, {53}}});
   cs.push_back({"pw_long_chain_vec4", longChain(), {{65, 256}, {256}}});
   cs.push_back({"pw_long_chain_nan", longChain(), {{31, 36}, {36}}, 0, 0.05});
+  cs.push_back({"pw_bool_scalars",
+                "graph b(x: f32[A, B]) {\n  a = add(x, true)\n"
+                "  c = mul(a, false)\n  d = sub(c, true)\n"
+                "  return d, a\n}\n",
+                {{19, 7}},
+                0,
+                0.1});
   cs.push_back({"pw_broadcast",
                 "graph b(x: f32[N, 1], y: f32[1, C, 1, 1]) {\n"
                 "  s = add(x, y)\n  out = mul(s, 2.0)\n  return out\n}\n",

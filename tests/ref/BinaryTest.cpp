@@ -102,6 +102,32 @@ TEST(RefBinary, IntegerArithmetic) {
   EXPECT_DOUBLE_EQ(out[3].data[1], -2.5);
 }
 
+// A bool scalar is a Python True/False: 1 or 0, never widening the tensor
+// operand's dtype (x + True is x + 1 in x's dtype).
+TEST(RefBinary, BoolScalars) {
+  GraphBuilder b("bools");
+  Value *x = b.input("x", DType::F32, {3});
+  Value *i = b.input("i", DType::I64, {3});
+  b.output(b.add(x, true));
+  b.output(b.mul(x, false));
+  b.output(b.sub(i, true));
+  b.output(b.div(i, true)); // true division -> f32
+  RefTensor xs = tensorOf({3}, {0.25, -7.5, NAN});
+  RefTensor is = tensorOf({3}, {5, -2, 0}, DType::I64);
+  std::vector<RefTensor> out = run(b, {xs, is});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].dtype, DType::F32);
+  EXPECT_EQ(out[0].data[0], 1.25);
+  EXPECT_EQ(out[0].data[1], -6.5);
+  EXPECT_TRUE(std::isnan(out[0].data[2]));
+  EXPECT_EQ(out[1].data[0], 0.0);
+  EXPECT_TRUE(std::isnan(out[1].data[2])) << "NaN * False is NaN";
+  EXPECT_EQ(out[2].dtype, DType::I64);
+  EXPECT_EQ(out[2].data, (std::vector<double>{4, -3, -1}));
+  EXPECT_EQ(out[3].dtype, DType::F32);
+  EXPECT_EQ(out[3].data, (std::vector<double>{5, -2, 0}));
+}
+
 TEST(RefBinary, NaNPropagation) {
   GraphBuilder b("nan");
   Value *x = b.input("x", DType::F32, {5});
