@@ -131,9 +131,7 @@ llvm::Expected<std::unique_ptr<Graph>> specialize(const Graph &g,
     llvm::SmallVector<Value *, 3> operands;
     for (Value *v : n->operands()) {
       if (v && v->isLiteral())
-        map[v->id()] = v->dtype() == DType::Bool
-                           ? out->addBoolLiteral(v->literal() != 0)
-                           : out->addLiteral(v->literal(), v->literalIsInt());
+        map[v->id()] = out->addLiteralLike(*v);
       operands.push_back(v ? map[v->id()] : nullptr);
     }
     llvm::SmallVector<NamedAttr, 4> attrs;

@@ -184,6 +184,13 @@ Value *Graph::addBoolLiteral(bool value) {
   return v;
 }
 
+Value *Graph::addLiteralLike(const Value &lit) {
+  assert(lit.isLiteral() && "not a literal");
+  return lit.dtype() == DType::Bool
+             ? addBoolLiteral(lit.literal() != 0)
+             : addLiteral(lit.literal(), lit.literalIsInt());
+}
+
 /// Checks a user-written attribute against its spec and converts it to the
 /// spec's kind (int -> float, int -> int list).
 static llvm::Expected<Attr> coerceAttr(const OpInfo &op, const AttrSpec &spec,

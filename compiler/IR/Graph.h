@@ -156,6 +156,8 @@ public:
   /// A bool literal operand (a Python True or False): 1 or 0, of the
   /// lowest category, so it never changes a tensor operand's dtype.
   Value *addBoolLiteral(bool value);
+  /// A literal equal to `lit` (of any graph): same value and dtype.
+  Value *addLiteralLike(const Value &lit);
   /// Adds a node. `operands` has one slot per operand spec (trailing absent
   /// optional operands may be omitted; absent ones are nullptr). `name` may
   /// be empty: a fresh "%N" name is chosen. Checks the schema, coerces

@@ -6,6 +6,7 @@
 namespace kiln {
 
 static constexpr unsigned kPointwiseThreads = 256;
+
 llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,
                                             const TargetInfo &t) {
   const Shape &domain = g.prologue.front()->result()->shape();
