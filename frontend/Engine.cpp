@@ -266,7 +266,8 @@ llvm::Error Executable::planMemory() {
     for (const Value *v : plan_.groups[gi].outputs) {
       if (isOut[v->id()])
         continue;
-      uint64_t bytes = static_cast<uint64_t>(v->shape().numElements()) * 4;
+      uint64_t bytes = static_cast<uint64_t>(v->shape().numElements()) *
+                       dtypeSize(v->dtype());
       int best = -1;
       for (size_t s = 0; s < slotBytes_.size(); ++s)
         if (slotFree[s] && slotBytes_[s] >= bytes &&
@@ -365,7 +366,8 @@ llvm::Error Executable::run(llvm::ArrayRef<rt::DevicePtr> inputs,
       return userError("output '{}' is not 16-byte aligned", v->name());
     if (!v->isResult()) {
       if (llvm::Error e = device_->copyDeviceToDevice(
-              outputs[i], ptr[v->id()], v->shape().numElements() * 4, stream))
+              outputs[i], ptr[v->id()],
+              v->shape().numElements() * dtypeSize(v->dtype()), stream))
         return e;
       continue;
     }

@@ -57,7 +57,9 @@ llvm::Expected<GpuSession> prepareGpu(const Graph &g,
     s.params.push_back(std::move(*b));
   }
   for (const Value *v : spec.outputs()) {
-    auto b = dev.alloc(std::max<size_t>(v->shape().numElements() * 4, 4));
+    // Whole 4-byte words, so that poisonOutputs covers every element.
+    const size_t bytes = v->shape().numElements() * dtypeSize(v->dtype());
+    auto b = dev.alloc(std::max<size_t>((bytes + 3) / 4 * 4, 4));
     if (!b)
       return b.takeError();
     s.outputs.push_back(std::move(*b));
@@ -77,10 +79,15 @@ llvm::Error GpuSession::run(rt::StreamHandle stream, RunTrace *trace) {
 }
 
 llvm::Error GpuSession::poisonOutputs() {
-  for (const rt::Buffer &b : outputs)
+  const Graph &g = exe->graph();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    // A NaN in every element: 0x7fc0 is one in f16 and in bf16 too.
+    const DType t = g.outputs()[i]->dtype();
+    const uint32_t nan = dtypeSize(t) == 2 ? 0x7fc07fc0u : 0x7fc00000u;
     if (llvm::Error e =
-            exe->device()->fill32(b.ptr(), 0x7fc00000u, b.size() / 4))
+            exe->device()->fill32(outputs[i].ptr(), nan, outputs[i].size() / 4))
       return e;
+  }
   return llvm::Error::success();
 }
 

@@ -1,6 +1,6 @@
 #include "HostTensor.h"
 
-#include "FloatBits.h"
+#include "IR/FloatBits.h"
 
 #include "llvm/Support/ErrorHandling.h"
 

@@ -4,6 +4,7 @@
 
 #include "IR/Diagnostics.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/xxhash.h"
 
 #include <cctype>
@@ -42,10 +43,20 @@ std::string ParamList::signature() const {
     if (p.kind == KernelParam::Kind::Workspace)
       s += names[i];
     else
-      s += fmt::format("{}float *__restrict__ {}", p.isOutput ? "" : "const ",
-                       names[i]);
+      s += fmt::format("{}{} *__restrict__ {}", p.isOutput ? "" : "const ",
+                       cudaStorageType(p.value->dtype()), names[i]);
   }
   return s;
+}
+
+bool ParamList::hasHalf() const {
+  return llvm::any_of(params, [](const KernelParam &p) {
+    return p.kind == KernelParam::Kind::Tensor && isHalf(p.value->dtype());
+  });
+}
+
+std::string ParamList::halfInclude() const {
+  return hasHalf() ? "#include \"kiln/half.cuh\"\n" : "";
 }
 
 static std::string cName(const std::string &prefix, const std::string &name) {
@@ -68,7 +79,18 @@ ParamList tensorParams(const FusionGroup &g) {
   return pl;
 }
 
-int vectorWidth(int64_t n) { return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1; }
+int vectorWidth(int64_t n, int maxVec) {
+  if (maxVec >= 8 && n % 8 == 0)
+    return 8;
+  return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+}
+
+int maxVectorWidth(const ParamList &pl) {
+  const bool allHalf = llvm::all_of(pl.params, [](const KernelParam &p) {
+    return p.kind != KernelParam::Kind::Tensor || isHalf(p.value->dtype());
+  });
+  return allHalf ? 8 : 4;
+}
 
 unsigned gridFor(int64_t items, int64_t perBlock, int perSM,
                  const TargetInfo &t) {
@@ -80,22 +102,38 @@ unsigned gridFor(int64_t items, int64_t perBlock, int perSM,
 uint64_t groupBytes(const FusionGroup &g) {
   uint64_t b = 0;
   for (const Value *v : g.inputs)
-    b += static_cast<uint64_t>(v->shape().numElements()) * 4;
+    b +=
+        static_cast<uint64_t>(v->shape().numElements()) * dtypeSize(v->dtype());
   for (const Value *v : g.outputs)
-    b += static_cast<uint64_t>(v->shape().numElements()) * 4;
+    b +=
+        static_cast<uint64_t>(v->shape().numElements()) * dtypeSize(v->dtype());
   return b;
 }
 
-/// GPU kernels handle f32 tensors; say so for anything else.
+/// GPU kernels handle f32 tensors, and f16 and bf16 ones outside
+/// contractions and convolutions; say so for anything else.
 static llvm::Error checkDTypes(const FusionGroup &g) {
+  const bool halfOk =
+      g.kind != GroupKind::Contraction && g.kind != GroupKind::Convolution;
   for (const Node *n : g.nodes())
-    for (const Value *v : n->operands())
-      if (v && !v->isLiteral() && v->dtype() != DType::F32)
-        return diag(
-            n->loc(),
-            "'{}' is {}; GPU code generation supports f32 tensors only so "
-            "far (run it with the reference evaluator, or cast it to f32)",
-            v->name(), dtypeName(v->dtype()).str());
+    for (const Value *v : n->operands()) {
+      if (!v || v->isLiteral() || v->dtype() == DType::F32 ||
+          (halfOk && isHalf(v->dtype())))
+        continue;
+      if (isHalf(v->dtype()))
+        return diag(n->loc(),
+                    "'{}' is {}; GPU {} kernels take f32 tensors only so far "
+                    "(elementwise ops, reductions and group_norm take f16 and "
+                    "bf16; run it with the reference evaluator, or give "
+                    "this op f32 operands)",
+                    v->name(), dtypeName(v->dtype()).str(),
+                    opName(g.anchor->op()).str());
+      return diag(n->loc(),
+                  "'{}' is {}; GPU code generation supports f32, f16 and "
+                  "bf16 tensors only so far (run it with the reference "
+                  "evaluator, or convert it to a float dtype)",
+                  v->name(), dtypeName(v->dtype()).str());
+    }
   return llvm::Error::success();
 }
 

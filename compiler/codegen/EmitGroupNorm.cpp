@@ -151,16 +151,17 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   // innermost dim; when every operand has x's shape they need not (a row of
   // 258 floats then still moves in 16-byte vectors).
   const int64_t inner = x[x.rank() - 1].size;
-  int vec = vectorWidth(std::gcd(s.hw > 1 ? s.hw : s.c, s.slice));
+  ParamList pl = tensorParams(g);
+  const int maxVec = maxVectorWidth(pl);
+  int vec = vectorWidth(std::gcd(s.hw > 1 ? s.hw : s.c, s.slice), maxVec);
   if (!allOperandsShaped(g, x))
-    vec = vectorWidth(std::gcd<int64_t>(vec, inner));
+    vec = vectorWidth(std::gcd<int64_t>(vec, inner), maxVec);
   // Index arithmetic (channel of the affine, broadcast operands) on the
   // 32-bit ii: unsigned, so that its divisions and remainders by constants
   // need no sign fix-ups (L2_37 2% faster; L1_35, L2_19 the same).
   const bool wide = x.numElements() >= (int64_t(1) << 32);
   const std::string idxT = wide ? "kiln::i64" : "unsigned";
 
-  ParamList pl = tensorParams(g);
   auto param = [&](const Value *v) { return pl.of(v); };
   // loadRaw(i, r): the loads of every input streamed at x's shape, issued
   // early by the templates; finish(i, r, v): the prologue on them.
@@ -214,9 +215,9 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
                            var, vec, vec, pl.of(p), chan, var);
     else
       store += fmt::format("    float {}[{}];\n    {{ const float t = "
-                           "{}[{}];\n      for (int l = 0; l < {}; ++l) "
+                           "{};\n      for (int l = 0; l < {}; ++l) "
                            "{}[l] = t; }}\n",
-                           var, vec, pl.of(p), chan, vec, var);
+                           var, vec, loadScalar(p, pl.of(p), chan), vec, var);
     return fmt::format("{}[l]", var);
   };
   std::string ga = affine(gamma, "gw"), ba = affine(beta, "gb");
@@ -227,7 +228,8 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     expr = fmt::format("{} + {}", expr, ba);
   store += fmt::format("    float gy[{}]; // {} = group_norm\n#pragma unroll\n"
                        "    for (int l = 0; l < {}; ++l) gy[l] = {};\n",
-                       vec, gn.result()->name(), vec, expr);
+                       vec, gn.result()->name(), vec,
+                       roundTo(gn.result()->dtype(), expr));
   epi.bind(gn.result(), "gy");
   llvm::SmallPtrSet<const Value *, 8> afterTail;
   if (g.tail)
@@ -322,14 +324,22 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     k.params.push_back(counters);
     // prefetch(i, bytes): every streamed input into L2 ahead of loadRaw.
     prefetch = "  auto prefetch = [&](kiln::i64 i, unsigned bytes) {";
+    // gnTeam counts the bytes of floats; a half input's part may start
+    // between 16-byte blocks.
     for (const Value *v : streamed)
-      prefetch += fmt::format(" kiln::prefetchL2({} + i, bytes);", pl.of(v));
+      prefetch +=
+          isHalf(v->dtype())
+              ? fmt::format(" kiln::prefetchL2Within({} + i, bytes / "
+                            "4);",
+                            pl.of(v))
+              : fmt::format(" kiln::prefetchL2({} + i, bytes);", pl.of(v));
     prefetch += " };\n";
+    const bool canPrefetch = vec >= 4;
     call = fmt::format(
         "  kiln::gnTeam<{}ll, {}ll, {}, {}, {}, {}ll, {}ll, Raw>(loadRaw, "
         "finish, store, step, {}, sums, counters, prefetch, {}ll);\n",
         s.slices, s.slice, p.teamBlocks, kTeamThreads, vec, p.chunk, p.smem,
-        cudaFloat(eps), vec == 4 ? kTeamPrefetch : 0);
+        cudaFloat(eps), canPrefetch ? kTeamPrefetch : 0);
     header =
         fmt::format("__launch_bounds__({}, {}) KILN_NAME({}, double "
                     "*sums, unsigned *counters{})",
@@ -338,7 +348,7 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
         "{} team(s) of {} block(s) per slice, {} KiB of each part on chip{}",
         p.teams, p.teamBlocks, p.smem * 4 / 1024,
         p.smem < p.chunk ? " (the rest re-read)" : "");
-    if (vec == 4)
+    if (canPrefetch)
       k.strategy += fmt::format(", L2 prefetch {} KiB ahead of the loads",
                                 kTeamPrefetch * 4 / 1024);
   }
@@ -365,7 +375,7 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   k.source = fmt::format(
       "// Kiln GroupNorm: {} slices of {} elements ({} groups over {}), "
       "{}-wide vectors.\n"
-      "#include \"kiln/groupnorm.cuh\"\n"
+      "{}#include \"kiln/groupnorm.cuh\"\n"
       "#include \"kiln/ops.cuh\"\n\n"
       "{}extern \"C\" __global__ void {} {{\n{}"
       "  auto loadRaw = [&](kiln::i64 i, Raw &r) {{\n{}  }};\n"
@@ -374,8 +384,9 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
       "  auto store = [&](kiln::i64 i, float (&y)[{}]) {{\n"
       "    const {} ii = i;\n{}  }};\n"
       "  auto step = [&] {{ {} }};\n{}{}}}\n",
-      s.slices, s.slice, s.groups, x.str(), vec, functions, header, rawType,
-      loadRaw, vec, idxT, load, vec, idxT, store, step, prefetch, call);
+      s.slices, s.slice, s.groups, x.str(), vec, pl.halfInclude(), functions,
+      header, rawType, loadRaw, vec, idxT, load, vec, idxT, store, step,
+      prefetch, call);
   k.bytes = groupBytes(g);
   k.flops = static_cast<double>(x.numElements()) *
             (8 + g.prologue.size() + g.epilogue.size() + (g.tail ? 1 : 0));

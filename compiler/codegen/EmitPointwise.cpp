@@ -25,7 +25,7 @@ llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,
   EmittedKernel k;
   k.source = fmt::format(
       "// Kiln pointwise kernel over {} ({} elements, {} per thread step).\n"
-      "#include \"kiln/ops.cuh\"\n"
+      "{}#include \"kiln/ops.cuh\"\n"
       "#include \"kiln/pointwise.cuh\"\n\n"
       "{}extern \"C\" __global__ void __launch_bounds__({})\n"
       "KILN_NAME({}) {{\n"
@@ -33,8 +33,8 @@ llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,
       "    const {} ii = i;\n"
       "{}  }});\n"
       "}}\n",
-      domain.str(), numel, vec, functions, kPointwiseThreads, pl.signature(),
-      numel, vec, wide ? "kiln::i64" : "int", body);
+      domain.str(), numel, vec, pl.halfInclude(), functions, kPointwiseThreads,
+      pl.signature(), numel, vec, wide ? "kiln::i64" : "int", body);
   k.params = pl.params;
   k.block = kPointwiseThreads;
   k.grid = gridFor(numel / vec, kPointwiseThreads, 16, t);

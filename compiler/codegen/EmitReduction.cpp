@@ -96,7 +96,7 @@ llvm::Expected<EmittedKernel> emitReduction(const FusionGroup &g,
   k.source = fmt::format(
       "// Kiln reduction: {} of {} over dims {} ({} outputs of {} "
       "elements).\n"
-      "#include \"kiln/ops.cuh\"\n"
+      "{}#include \"kiln/ops.cuh\"\n"
       "#include \"kiln/reduce.cuh\"\n\n"
       "extern \"C\" __global__ void __launch_bounds__(256)\n"
       "KILN_NAME({}) {{\n"
@@ -105,14 +105,15 @@ llvm::Expected<EmittedKernel> emitReduction(const FusionGroup &g,
       "{}    return {}[0];\n"
       "  }};\n"
       "  auto store = [&](kiln::i64 o, float value) {{\n"
-      "    float acc[1] = {{value}};\n"
+      "    float acc[1] = {{{}}};\n"
       "{}  }};\n"
       "  kiln::reduce<kiln::ReduceOp::{}, {}ll, {}ll, {}>(load, store);\n"
       "}}\n",
       opName(r.op()).str(), x.str(), fmt::join(*red, ","), numOut, len,
-      pl.signature(), gatherIndex(x, kept, "o"), gatherIndex(x, *red, "r"),
-      load, in, store, reduceOpName(r.op()), numOut, len,
-      warpPerOutput ? "true" : "false");
+      pl.halfInclude(), pl.signature(), gatherIndex(x, kept, "o"),
+      gatherIndex(x, *red, "r"), load, in,
+      roundTo(r.result()->dtype(), "value"), store, reduceOpName(r.op()),
+      numOut, len, warpPerOutput ? "true" : "false");
   k.params = pl.params;
   k.block = 256;
   int64_t perBlock = warpPerOutput ? 256 / 32 : 256;

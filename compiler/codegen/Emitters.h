@@ -22,18 +22,28 @@ struct ParamList {
   std::vector<std::string> names;
   /// The C name of tensor v's parameter.
   std::string of(const Value *v) const;
-  /// "const float *__restrict__ in_x, float *__restrict__ out_y, ..."
+  /// "const float *__restrict__ in_x, kiln::f16 *__restrict__ out_y, ..."
   std::string signature() const;
+  /// Whether a tensor parameter is f16 or bf16.
+  bool hasHalf() const;
+  /// The include of kiln/half.cuh when hasHalf(), else "".
+  std::string halfInclude() const;
 };
 ParamList tensorParams(const FusionGroup &g);
 
-/// Largest of 4, 2, 1 dividing `n`.
-int vectorWidth(int64_t n);
+/// Largest of 8 (when maxVec allows), 4, 2, 1 dividing `n`.
+int vectorWidth(int64_t n, int maxVec = 4);
+/// For GroupNorm kernels: 8 when every tensor is f16 or bf16 (16-byte
+/// loads of 8 elements), else 4. On the H100, L2_37's tail (swish, + bias,
+/// GroupNorm) in f16 took 0.273 ms at 8 against 0.325 at 4, L1_35's shape
+/// 3.45 against 3.49 ms; gelu + bias (pointwise) 0.206 against 0.197 ms, so
+/// pointwise kernels stay at 4 (bench/NOTES.md v14).
+int maxVectorWidth(const ParamList &pl);
 /// Blocks for a grid-stride kernel: enough for `items` at `perBlock` each,
 /// at least 1 and at most `perSM` per multiprocessor.
 unsigned gridFor(int64_t items, int64_t perBlock, int perSM,
                  const TargetInfo &t);
-/// Bytes of all the group's inputs and outputs (f32).
+/// Bytes of all the group's inputs and outputs.
 uint64_t groupBytes(const FusionGroup &g);
 
 llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,

@@ -68,6 +68,36 @@ std::string broadcastIndex(const Shape &operand, const Shape &domain,
   return "(" + s + ")";
 }
 
+bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+std::string cudaStorageType(DType t) {
+  switch (t) {
+  case DType::F16:
+    return "kiln::f16";
+  case DType::BF16:
+    return "kiln::bf16";
+  default:
+    return "float";
+  }
+}
+
+std::string roundTo(DType t, const std::string &expr) {
+  switch (t) {
+  case DType::F16:
+    return "kiln::roundF16(" + expr + ")";
+  case DType::BF16:
+    return "kiln::roundBF16(" + expr + ")";
+  default:
+    return expr;
+  }
+}
+
+std::string loadScalar(const Value *v, const std::string &param,
+                       const std::string &idx) {
+  std::string e = fmt::format("{}[{}]", param, idx);
+  return isHalf(v->dtype()) ? "kiln::toFloat(" + e + ")" : e;
+}
+
 ExprEmitter::ExprEmitter(Shape domain, int vec, std::string idx,
                          std::function<std::string(const Value *)> param)
     : domain_(std::move(domain)), vec_(vec), idx_(std::move(idx)),
@@ -99,15 +129,15 @@ std::string ExprEmitter::get(const Value *v, std::string &out) {
     innerLive = size == domain_[inner - 1].size && size > 1;
   }
   if (vec_ == 1)
-    out += fmt::format("    float {}[1] = {{{}[{}]}};\n", a, p, bi);
+    out += fmt::format("    float {}[1] = {{{}}};\n", a, loadScalar(v, p, bi));
   else if (innerLive)
     out +=
         fmt::format("    float {}[{}];\n    kiln::loadVec<{}>({} + {}, {});\n",
                     a, vec_, vec_, p, bi, a);
   else
-    out += fmt::format("    float {}[{}];\n    {{ const float t = {}[{}];\n"
+    out += fmt::format("    float {}[{}];\n    {{ const float t = {};\n"
                        "      for (int l = 0; l < {}; ++l) {}[l] = t; }}\n",
-                       a, vec_, p, bi, vec_, a);
+                       a, vec_, loadScalar(v, p, bi), vec_, a);
   arrays_[v] = a;
   return a;
 }
@@ -125,15 +155,21 @@ void ExprEmitter::emit(const Node &n, std::string &out) {
   for (const Value *v : n.operands())
     if (v)
       get(v, out);
+  // An f16 or bf16 op computes in float on operands converted to its dtype
+  // (a wider tensor operand is rounded first, as PyTorch casts operands to
+  // the common dtype; number literals stay exact) and rounds its result.
+  const DType dt = n.result()->dtype();
   for (const Value *v : n.operands())
-    if (v)
-      ops.push_back(lane(v, out, "l"));
+    if (v) {
+      std::string x = lane(v, out, "l");
+      ops.push_back(!v->isLiteral() && v->dtype() != dt ? roundTo(dt, x) : x);
+    }
   std::string a = fresh();
   out += fmt::format("    float {}[{}]; // {} = {}\n", a, vec_,
                      n.result()->name(), opName(n.op()).str());
   out += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
                      "{}[l] = {};\n",
-                     vec_, a, n.info().cuda(n, ops));
+                     vec_, a, roundTo(dt, n.info().cuda(n, ops)));
   arrays_[n.result()] = a;
 }
 

@@ -35,6 +35,18 @@ int64_t innermostSize(const Shape &s);
 std::string broadcastIndex(const Shape &operand, const Shape &domain,
                            const std::string &idx);
 
+/// f16 or bf16: stored narrow, computed in float (kiln/half.cuh).
+bool isHalf(DType t);
+/// The element type of a kernel parameter of dtype t: "float", "kiln::f16",
+/// "kiln::bf16".
+std::string cudaStorageType(DType t);
+/// `expr` (a float) rounded to dtype t, as an op of that dtype stores it;
+/// `expr` itself for f32.
+std::string roundTo(DType t, const std::string &expr);
+/// A float expression for element `idx` of tensor v held in `param`.
+std::string loadScalar(const Value *v, const std::string &param,
+                       const std::string &idx);
+
 /// Runs of more elementwise nodes than this are computed per element by a
 /// non-inlined device function (ExprEmitter::emitNodes): NVRTC then compiles
 /// the run once instead of once per lane and call site. Below about 60 nodes

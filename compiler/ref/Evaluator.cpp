@@ -1,6 +1,8 @@
 //===- Evaluator.cpp - The float64 reference evaluator --------------------===//
 #include "ref/Evaluator.h"
 
+#include "IR/FloatBits.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -129,6 +131,29 @@ checkMemory(const Graph &g,
 
 } // namespace
 
+double roundToDType(double v, DType t) {
+  switch (t) {
+  case DType::F16:
+    return halfToDouble(doubleToHalf(v));
+  case DType::BF16:
+    return bfloat16ToDouble(doubleToBFloat16(v));
+  default:
+    return v;
+  }
+}
+
+static bool isNarrowFloat(DType t) {
+  return t == DType::F16 || t == DType::BF16;
+}
+
+static RefTensor roundedTo(const RefTensor &t, DType dt) {
+  RefTensor r = t;
+  r.dtype = dt;
+  for (double &x : r.data)
+    x = roundToDType(x, dt);
+  return r;
+}
+
 llvm::Expected<std::vector<RefTensor>>
 evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
          llvm::ArrayRef<RefTensor> params, const EvalOptions &opts) {
@@ -161,6 +186,18 @@ evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
     llvm::SmallVector<const RefTensor *, 3> ops;
     for (Value *v : n.operands())
       ops.push_back(v ? at[v->id()] : nullptr);
+    const DType dt = n.result()->dtype();
+    const bool narrow = opts.roundToStorage && isNarrowFloat(dt);
+    llvm::SmallVector<RefTensor, 1> converted;
+    converted.reserve(n.operands().size());
+    if (narrow)
+      for (size_t k = 0; k < ops.size(); ++k) {
+        const Value *v = n.operands()[k];
+        if (v && !v->isLiteral() && v->dtype() != dt) {
+          converted.push_back(roundedTo(*ops[k], dt));
+          ops[k] = &converted.back();
+        }
+      }
     if (opts.onNodeStart)
       opts.onNodeStart(n, i, g.nodes().size());
     auto start = std::chrono::steady_clock::now();
@@ -177,6 +214,9 @@ evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
                llvm::ArrayRef<int64_t>(n.result()->shape().sizes()) &&
            "eval result disagrees with the inferred shape");
     owned[id] = std::move(*r);
+    if (narrow)
+      for (double &x : owned[id].data)
+        x = roundToDType(x, dt);
     at[id] = &owned[id];
     for (unsigned dead : freed[i])
       owned[dead] = RefTensor();

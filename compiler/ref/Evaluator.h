@@ -37,7 +37,16 @@ struct EvalOptions {
       onNodeDone;
   /// Called before each node, with its index and the node count.
   std::function<void(const Node &, size_t index, size_t count)> onNodeStart;
+  /// Round every f16 or bf16 result to its dtype, and an op's operands of
+  /// another dtype to the op's (number literals excepted), as PyTorch's
+  /// eager ops store them and as Kiln's kernels compute: the oracle for
+  /// those kernels. Off, every value keeps double precision.
+  bool roundToStorage = false;
 };
+
+/// v as a tensor of dtype t stores it: rounded to nearest even for f16 and
+/// bf16, v itself for the other dtypes.
+double roundToDType(double v, DType t);
 
 /// Evaluates `g` on `inputs` and `params` (in g.inputs() / g.params()
 /// order). Intermediates are freed after their last use. User errors: named

@@ -22,11 +22,16 @@ template <> struct OffsetPick<false> { using type = i64; };
 template <i64 Bound>
 using OffsetFor = typename OffsetPick<(Bound < (i64(1) << 31))>::type;
 
-/// Loads N consecutive floats from p (16-byte aligned when N == 4, 8-byte
-/// when N == 2).
+/// Loads N consecutive floats from p (16-byte aligned when N is 4 or 8,
+/// 8-byte when N == 2).
 template <int N>
 __device__ __forceinline__ void loadVec(const float *p, float (&v)[N]) {
-  if constexpr (N == 4) {
+  if constexpr (N == 8) {
+    float4 a = reinterpret_cast<const float4 *>(p)[0];
+    float4 b = reinterpret_cast<const float4 *>(p)[1];
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+    v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+  } else if constexpr (N == 4) {
     float4 t = *reinterpret_cast<const float4 *>(p);
     v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
   } else if constexpr (N == 2) {
@@ -41,7 +46,10 @@ __device__ __forceinline__ void loadVec(const float *p, float (&v)[N]) {
 
 template <int N>
 __device__ __forceinline__ void storeVec(float *p, const float (&v)[N]) {
-  if constexpr (N == 4) {
+  if constexpr (N == 8) {
+    reinterpret_cast<float4 *>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+    reinterpret_cast<float4 *>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+  } else if constexpr (N == 4) {
     *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
   } else if constexpr (N == 2) {
     *reinterpret_cast<float2 *>(p) = make_float2(v[0], v[1]);

@@ -32,7 +32,7 @@
 // the first vectors of the next slice are loaded before the team's barrier,
 // so memory has work while a block waits, and prefetch(i, bytes) keeps the
 // next prefetchLen elements of the part on their way into L2 ahead of the
-// loads (Vec 4 only; 0: none). With TeamBlocks > 1 the blocks of
+// loads (Vec 4 or 8 only; 0: none). With TeamBlocks > 1 the blocks of
 // a team add their moments into `sums` (6 doubles per team) and wait for
 // each other on `counters` (2 words per team); both are zero at launch and
 // the kernel leaves them zero. The launch must be cooperative (all blocks
@@ -342,7 +342,7 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
     if (more)
       loadGroup(nextBase, first, w);
     // And the next prefetchLen elements of the part into L2.
-    if constexpr (Vec == 4) {
+    if constexpr (Vec >= 4) {
       const Off a = begin + step * U;
       const Off b = a + prefetchLen < end ? a + prefetchLen : end;
       if (more && threadIdx.x == 0 && a < b)
@@ -400,7 +400,7 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
     for (Off e0 = first; e0 < end; e0 += step * U) {
       asm volatile("" : "+r"(curBits), "+r"(moreBits));
       if (moreBits && e0 != first) {
-        if constexpr (Vec == 4) {
+        if constexpr (Vec >= 4) {
           // Keep the prefetch prefetchLen ahead of thread 0's loads.
           const Off a = e0 + static_cast<Off>(prefetchLen);
           const Off b = a + step * U < end ? a + step * U : end;

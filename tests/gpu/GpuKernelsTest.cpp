@@ -48,21 +48,25 @@ protected:
 class GpuKernels : public GpuTest,
                    public ::testing::WithParamInterface<Case> {};
 
-HostTensor randomTensor(llvm::ArrayRef<int64_t> shape, std::mt19937_64 &rng,
-                        double offset, double nanRate) {
-  HostTensor t(DType::F32, shape);
+HostTensor randomTensor(DType dtype, llvm::ArrayRef<int64_t> shape,
+                        std::mt19937_64 &rng, double offset, double nanRate) {
+  HostTensor t(dtype, shape);
   std::uniform_real_distribution<double> u(-1.0, 1.0), p(0.0, 1.0);
   for (int64_t i = 0; i < t.numel(); ++i)
     t.set(i, p(rng) < nanRate ? NAN : offset + u(rng));
   return t;
 }
 
-/// Compares one run's outputs with the float64 reference on `inputs`.
+/// Compares one run's outputs with the float64 reference on `inputs`; f16
+/// and bf16 results are rounded to their dtype op by op there, as the
+/// kernels store them (EvalOptions::roundToStorage).
 void expectMatches(const Case &c, const Graph &g, GpuSession &s,
                    const std::vector<HostTensor> &inputs, int run) {
   auto outs = s.downloadOutputs();
   ASSERT_TRUE(static_cast<bool>(outs)) << llvm::toString(outs.takeError());
-  auto ref = executeReference(g, inputs, nullptr, "");
+  EvalOptions eo;
+  eo.roundToStorage = true;
+  auto ref = executeReference(g, inputs, nullptr, "", eo);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
   for (size_t o = 0; o < outs->size(); ++o) {
     const HostTensor &gpu = (*outs)[o];
@@ -101,8 +105,9 @@ TEST_P(GpuKernels, MatchesReference) {
   std::mt19937_64 rng(std::random_device{}());
   auto fresh = [&] {
     std::vector<HostTensor> inputs;
-    for (const auto &s : c.shapes)
-      inputs.push_back(randomTensor(s, rng, c.offset, c.nanRate));
+    for (size_t i = 0; i < c.shapes.size(); ++i)
+      inputs.push_back(randomTensor((*g)->inputs()[i]->dtype(), c.shapes[i],
+                                    rng, c.offset, c.nanRate));
     return inputs;
   };
   std::vector<HostTensor> inputs = fresh();
@@ -447,6 +452,95 @@ std::vector<Case> cases() {
   // A tail after several rounds per warp of the GroupNorm phase.
   cs.push_back(
       {"gn_tail_min_bias_rounds", minBiasOf(8192, 512), {{437, 8192}}});
+  // f16 and bf16 tensors: computed in float, each op's result rounded to
+  // its dtype (the reference rounds the same way, so they agree but for an
+  // ulp where float and double round to different neighbours).
+  auto as = [](std::string kg, const char *dtype) {
+    size_t p = 0;
+    while ((p = kg.find("f32", p)) != std::string::npos)
+      kg.replace(p, 3, dtype);
+    return kg;
+  };
+  cs.push_back(
+      {"half_f16_chain_odd", as(unaryChain(), "f16"), {{37, 53}}, 0, 0, 5e-5});
+  cs.push_back({"half_bf16_chain_vec4",
+                as(unaryChain(), "bf16"),
+                {{64, 256}},
+                0,
+                0,
+                1e-4});
+  cs.push_back({"half_f16_chain_nan",
+                as(unaryChain(), "f16"),
+                {{31, 33}},
+                0,
+                0.05,
+                5e-5});
+  // An f32 rank-0 tensor is rounded to f16 before an f16 op uses it; f16
+  // with an f32 tensor computes in f32.
+  cs.push_back({"half_mixed_dtypes",
+                "graph m(x: f16[A, B], y: f32[B], s: f32[]) {\n"
+                "  a = mul(x, s)\n  b = add(a, y)\n  c = gelu(a)\n"
+                "  d = sub(c, 0.3)\n  return b, d\n}\n",
+                {{29, 44}, {44}, {}},
+                0,
+                0,
+                5e-5});
+  cs.push_back({"half_bf16_broadcast",
+                "graph b(x: bf16[N, 1], y: bf16[1, C, 1, 1]) {\n"
+                "  s = add(x, y)\n  out = mul(s, 2.0)\n  return out\n}\n",
+                {{131, 1}, {1, 77, 1, 1}},
+                0,
+                0,
+                1e-4});
+  for (const char *op : {"min", "sum", "mean", "logsumexp"})
+    cs.push_back({std::string("half_f16_red_") + op,
+                  fmt::format("graph r(x: f16[A, B]) {{\n  e = mul(x, 3.0)\n"
+                              "  m = {}(e, dim=1, keepdim=true)\n"
+                              "  out = add(m, 1.0)\n  r = {}(x, dim=0)\n"
+                              "  return out, r\n}}\n",
+                              op, op),
+                  {{37, 1001}},
+                  0,
+                  0,
+                  5e-5});
+  cs.push_back({"half_f16_gn_regs_l2_37_like",
+                as(l2_37Like, "f16"),
+                {{19, 4096}},
+                0,
+                0,
+                5e-5});
+  cs.push_back(
+      {"half_bf16_gn_regs_odd",
+       as(withC(gn("N, 64, 5, 7", 8, "", "  out = relu(y)\n"), 64), "bf16"),
+       {{3, 64, 5, 7}},
+       0,
+       0,
+       1e-4});
+  cs.push_back({"half_f16_gn_team_offset",
+                as(withC(gn("N, 64, 96, 97", 8, "", ""), 64), "f16"),
+                {{2, 64, 96, 97}},
+                100,
+                0,
+                5e-5});
+  cs.push_back(
+      {"half_bf16_gn_team_gelu_prologue",
+       as(withC(gn("N, 16, 66, 66", 2, "  p = gelu(x)\n", ""), 16), "bf16"),
+       {{3, 16, 66, 66}},
+       0,
+       0,
+       1e-4});
+  cs.push_back({"half_f16_gn_team_nan",
+                as(withC(gn("N, 20, 10, 11", 2, "", ""), 20), "f16"),
+                {{33, 20, 10, 11}},
+                0,
+                1e-4,
+                5e-5});
+  cs.push_back({"half_f16_gn_tail_min_bias",
+                as(minBias, "f16"),
+                {{37, 256}},
+                0,
+                0,
+                5e-5});
   // Trailing dims of 1: vectors run along the last dim larger than 1.
   cs.push_back({"pw_trailing_ones",
                 "graph p(x: f32[N, 1], y: f32[1, 6, 1, 1], "
@@ -571,7 +665,7 @@ TEST_F(GpuGelu, CompilesAndRunsOnAThreadThatNeverUsedTheDevice) {
   ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
   std::mt19937_64 rng(7);
   std::vector<HostTensor> inputs;
-  inputs.push_back(randomTensor({4099}, rng, 0, 0));
+  inputs.push_back(randomTensor(DType::F32, {4099}, rng, 0, 0));
   std::thread worker([&] {
     CompileOptions opts;
     auto s = prepareGpu(**g, inputs, nullptr, "", opts);

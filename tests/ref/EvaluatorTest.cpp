@@ -108,3 +108,53 @@ TEST(RefEvaluator, RefusesOverMemoryBudget) {
   ASSERT_TRUE(bool(ok)) << errorToString(ok.takeError());
   EXPECT_EQ((*ok)[0].data[12345], 2.0);
 }
+
+// roundToStorage: each f16 or bf16 result is rounded to its dtype, and a
+// wider tensor operand of such an op is rounded to the op's dtype first,
+// as PyTorch's eager ops do; literals stay exact. Off, nothing is rounded.
+TEST(RefEvaluator, RoundToStorageRoundsEachHalfResult) {
+  GraphBuilder b("half");
+  Value *x = b.input("x", DType::F16, {2, 3});
+  Value *s = b.input("s", DType::F32, {});
+  Value *e = b.unary(OpKind::Exp, x); // f16
+  Value *m = b.mul(e, s);             // f16: s is rounded to f16 first
+  Value *a = b.add(m, 0.1);           // f16: 0.1 stays exact
+  Value *w = b.add(a, b.input("y", DType::F32, {2, 3})); // f32
+  b.output(a);
+  b.output(w);
+  auto g = finish(b);
+  ASSERT_TRUE(g);
+  RefTensor xs = randomTensor({2, 3}, 7, -2, 2, DType::F16);
+  for (double &v : xs.data)
+    v = roundToDType(v, DType::F16);
+  RefTensor ss = RefTensor::scalar(DType::F32, 1.0 / 3.0);
+  RefTensor ys = randomTensor({2, 3}, 8);
+  EvalOptions opts;
+  opts.roundToStorage = true;
+  auto out = evaluate(*g, {xs, ss, ys}, {}, opts);
+  ASSERT_TRUE(static_cast<bool>(out)) << errorToString(out.takeError());
+  auto exact = evaluate(*g, {xs, ss, ys}, {});
+  ASSERT_TRUE(static_cast<bool>(exact)) << errorToString(exact.takeError());
+  auto r16 = [](double v) { return roundToDType(v, DType::F16); };
+  double differ = 0;
+  for (size_t i = 0; i < xs.data.size(); ++i) {
+    double want = r16(r16(r16(std::exp(xs.data[i])) * r16(1.0 / 3.0)) + 0.1);
+    EXPECT_EQ((*out)[0].data[i], want) << i;
+    EXPECT_EQ((*out)[1].data[i], want + ys.data[i]) << i;
+    double plain = std::exp(xs.data[i]) / 3.0 + 0.1;
+    EXPECT_DOUBLE_EQ((*exact)[0].data[i], plain) << i;
+    differ = std::max(differ, std::abs(want - plain));
+  }
+  EXPECT_GT(differ, 0) << "rounding to f16 must show on these values";
+}
+
+TEST(RefEvaluator, RoundToDTypeMatchesTheFormats) {
+  // f16 has 10 mantissa bits: ties go to the even neighbour.
+  EXPECT_EQ(roundToDType(1.0 + 1.0 / 2048, DType::F16), 1.0);
+  EXPECT_EQ(roundToDType(1.0 + 3.0 / 2048, DType::F16), 1.0 + 1.0 / 512);
+  EXPECT_EQ(roundToDType(70000.0, DType::F16), INFINITY);
+  EXPECT_EQ(roundToDType(1.0 + 1.0 / 256, DType::BF16), 1.0);
+  EXPECT_EQ(roundToDType(3e38, DType::BF16), std::ldexp(226.0, 120));
+  EXPECT_TRUE(std::isnan(roundToDType(NAN, DType::BF16)));
+  EXPECT_EQ(roundToDType(0.1, DType::F32), 0.1); // f32: left as is
+}

@@ -7,8 +7,8 @@
 // Decoding is exact.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_FRONTEND_FLOATBITS_H
-#define KILN_FRONTEND_FLOATBITS_H
+#ifndef KILN_IR_FLOATBITS_H
+#define KILN_IR_FLOATBITS_H
 
 #include <cstdint>
 

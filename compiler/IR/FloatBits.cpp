@@ -1,4 +1,4 @@
-#include "FloatBits.h"
+#include "IR/FloatBits.h"
 
 #include <bit>
 #include <cmath>

@@ -1,0 +1,153 @@
+//===- HalfCodegenTest.cpp - f16 and bf16 tensors in generated kernels ----===//
+//
+// No GPU needed. Elementwise, reduction and GroupNorm kernels take f16 and
+// bf16 tensors: loads convert to float, each op's result is rounded to its
+// dtype, stores convert back. Every such kernel compiles with NVRTC for
+// sm_90 and sm_80; contractions with half operands are refused with the
+// op's location. (tests/gpu runs them against the reference evaluator.)
+//
+//===----------------------------------------------------------------------===//
+#include "Engine.h"
+#include "Execute.h"
+#include "OfflineOptions.h"
+#include "Parser.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+namespace kiln {
+namespace {
+
+struct HalfCase {
+  std::string name;
+  std::string kg;
+  std::vector<llvm::SmallVector<int64_t, 6>> shapes;
+  std::vector<std::string> expect; // substrings of some kernel's source
+};
+
+void PrintTo(const HalfCase &c, std::ostream *os) { *os << c.name; }
+
+class HalfKernels : public ::testing::TestWithParam<HalfCase> {};
+
+std::string sources(const Executable &exe) {
+  std::string all;
+  for (const EmittedKernel &k : exe.kernels())
+    all += k.source;
+  return all;
+}
+
+TEST_P(HalfKernels, GenerateAndCompileForSm90AndSm80) {
+  const HalfCase &c = GetParam();
+  auto g = parseGraph(c.kg, c.name + ".kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  for (const char *arch : {"sm_90", "sm_80"}) {
+    auto exe = Executable::compile(**g, c.shapes, offlineOptions(false, arch));
+    ASSERT_TRUE(static_cast<bool>(exe))
+        << arch << ": " << llvm::toString(exe.takeError());
+    const std::string src = sources(**exe);
+    EXPECT_NE(src.find("#include \"kiln/half.cuh\""), std::string::npos);
+    for (const std::string &e : c.expect)
+      EXPECT_NE(src.find(e), std::string::npos)
+          << "expected '" << e << "' in\n"
+          << src;
+  }
+}
+
+std::vector<HalfCase> halfCases() {
+  std::vector<HalfCase> cs;
+  // Each op rounds its result; the f32 rank-0 tensor is rounded to f16
+  // first (PyTorch's common dtype); a literal stays exact.
+  cs.push_back({"pw_f16_vec4",
+                "graph h(x: f16[A, B], y: f16[B], z: f32[]) {\n"
+                "  a = gelu(x)\n  b = add(a, y)\n  c = mul(b, z)\n"
+                "  d = add(c, 0.1)\n  return d, a\n}\n",
+                {{6, 64}, {64}, {}},
+                {"const kiln::f16 *__restrict__ in_x",
+                 "kiln::f16 *__restrict__ out_d",
+                 "kiln::roundF16(kiln::geluErf(",
+                 "* kiln::roundF16(v", "0.1f)", "kiln::loadVec<4>(in_x"}});
+  cs.push_back({"pw_bf16_odd",
+                "graph h(x: bf16[A, B]) {\n  a = sigmoid(x)\n"
+                "  b = mul(a, x)\n  return b\n}\n",
+                {{37, 53}},
+                {"const kiln::bf16 *__restrict__ in_x",
+                 "kiln::roundBF16(kiln::sigmoid(",
+                 "kiln::toFloat(in_x[ii])"}});
+  // f16 with f32 promotes to f32: nothing is rounded.
+  cs.push_back({"pw_mixed_to_f32",
+                "graph h(x: f16[A, B], y: f32[A, B]) {\n"
+                "  a = add(x, y)\n  b = tanh(a)\n  return b\n}\n",
+                {{8, 30}, {8, 30}},
+                {"float *__restrict__ out_b", "kiln::loadVec<2>(in_x"}});
+  cs.push_back({"reduce_f16",
+                "graph h(x: f16[A, B]) {\n  a = exp(x)\n"
+                "  s = sum(a, dim=1)\n  m = min(x, dim=0)\n"
+                "  l = logsumexp(x, dim=1)\n  return s, m, l\n}\n",
+                {{33, 77}},
+                {"kiln::roundF16(value)", "kiln::roundF16(expf("}});
+  cs.push_back({"gn_warp_bf16",
+                "graph h(x: bf16[N, 16, 12], w: bf16[16], b: bf16[16]) {\n"
+                "  a = swish(x)\n"
+                "  g = group_norm(a, w, b, groups=4)\n"
+                "  r = relu(g)\n  return r\n}\n",
+                {{5, 16, 12}, {16}, {16}},
+                {"kiln::gnWarp<", "kiln::roundBF16(y[l] * gw[l] + gb[l])",
+                 "kiln::toFloat(in_w["}});
+  cs.push_back({"gn_team_f16_prefetch_within",
+                "graph h(x: f16[N, 8, 64, 96], w: f16[8], b: f16[8]) {\n"
+                "  g = group_norm(x, w, b, groups=2)\n  return g\n}\n",
+                {{3, 8, 64, 96}, {8}, {8}},
+                {"kiln::gnTeam<", "8-wide vectors",
+                 "kiln::prefetchL2Within(in_x + i, bytes / 4)",
+                 "prefetch, 4096ll)"}});
+  cs.push_back({"gn_tail_f16",
+                "graph h(x: f16[N, 64], w: f16[64], b: f16[64], c: f16[64]) {\n"
+                "  g = group_norm(x, w, b, groups=8)\n"
+                "  m = min(g, dim=1, keepdim=true)\n  o = add(m, c)\n"
+                "  return o\n}\n",
+                {{64, 64}, {64}, {64}, {64}},
+                {"kiln::gridBarrier", "kiln::f16 *__restrict__ out_o"}});
+  return cs;
+}
+
+INSTANTIATE_TEST_SUITE_P(Codegen, HalfKernels,
+                         ::testing::ValuesIn(halfCases()),
+                         [](const auto &info) { return info.param.name; });
+
+TEST(HalfKernels, TheF32FlagshipKernelsDoNotIncludeHalfSupport) {
+  auto g = loadGraph(std::string(KILN_SOURCE_DIR) + "/examples/l2_75.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  auto exe = Executable::compile(**g, {{16, 8192}}, offlineOptions(true));
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  EXPECT_EQ(sources(**exe).find("half.cuh"), std::string::npos);
+}
+
+TEST(HalfKernels, ContractionsWithHalfOperandsAreRefusedAtTheOp) {
+  const char *kg = "graph h(x: f16[N, 8], w: f16[4, 8]) {\n"
+                   "  y = linear(x, w)\n  return y\n}\n";
+  auto g = parseGraph(kg, "lin.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  auto exe = Executable::compile(**g, {{3, 8}, {4, 8}}, offlineOptions(true));
+  ASSERT_FALSE(static_cast<bool>(exe));
+  std::string msg = llvm::toString(exe.takeError());
+  EXPECT_NE(msg.find("lin.kg:2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'x' is f16"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("linear kernels take f32"), std::string::npos) << msg;
+}
+
+TEST(HalfKernels, IntegerTensorsAreStillRefused) {
+  const char *kg = "graph h(x: i64[4]) {\n  y = add(x, 1)\n  return y\n}\n";
+  auto g = parseGraph(kg, "int.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  auto exe = Executable::compile(**g, {{4}}, offlineOptions(true));
+  ASSERT_FALSE(static_cast<bool>(exe));
+  std::string msg = llvm::toString(exe.takeError());
+  EXPECT_NE(msg.find("'x' is i64"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("f32, f16 and bf16"), std::string::npos) << msg;
+}
+
+} // namespace
+} // namespace kiln
