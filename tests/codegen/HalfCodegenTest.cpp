@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Engine.h"
 #include "Execute.h"
+#include "IR/OpInfo.h"
 #include "OfflineOptions.h"
 #include "Parser.h"
 
@@ -50,9 +51,8 @@ TEST_P(HalfKernels, GenerateAndCompileForSm90AndSm80) {
     const std::string src = sources(**exe);
     EXPECT_NE(src.find("#include \"kiln/half.cuh\""), std::string::npos);
     for (const std::string &e : c.expect)
-      EXPECT_NE(src.find(e), std::string::npos)
-          << "expected '" << e << "' in\n"
-          << src;
+      EXPECT_NE(src.find(e), std::string::npos) << "expected '" << e << "' in\n"
+                                                << src;
   }
 }
 
@@ -60,22 +60,21 @@ std::vector<HalfCase> halfCases() {
   std::vector<HalfCase> cs;
   // Each op rounds its result; the f32 rank-0 tensor is rounded to f16
   // first (PyTorch's common dtype); a literal stays exact.
-  cs.push_back({"pw_f16_vec4",
-                "graph h(x: f16[A, B], y: f16[B], z: f32[]) {\n"
-                "  a = gelu(x)\n  b = add(a, y)\n  c = mul(b, z)\n"
-                "  d = add(c, 0.1)\n  return d, a\n}\n",
-                {{6, 64}, {64}, {}},
-                {"const kiln::f16 *__restrict__ in_x",
-                 "kiln::f16 *__restrict__ out_d",
-                 "kiln::roundF16(kiln::geluErf(",
-                 "* kiln::roundF16(v", "0.1f)", "kiln::loadVec<4>(in_x"}});
+  cs.push_back(
+      {"pw_f16_vec4",
+       "graph h(x: f16[A, B], y: f16[B], z: f32[]) {\n"
+       "  a = gelu(x)\n  b = add(a, y)\n  c = mul(b, z)\n"
+       "  d = add(c, 0.1)\n  return d, a\n}\n",
+       {{6, 64}, {64}, {}},
+       {"const kiln::f16 *__restrict__ in_x", "kiln::f16 *__restrict__ out_d",
+        "kiln::roundF16(kiln::geluErf(", "* kiln::roundF16(v", "0.1f)",
+        "kiln::loadVec<4>(in_x"}});
   cs.push_back({"pw_bf16_odd",
                 "graph h(x: bf16[A, B]) {\n  a = sigmoid(x)\n"
                 "  b = mul(a, x)\n  return b\n}\n",
                 {{37, 53}},
                 {"const kiln::bf16 *__restrict__ in_x",
-                 "kiln::roundBF16(kiln::sigmoid(",
-                 "kiln::toFloat(in_x[ii])"}});
+                 "kiln::roundBF16(kiln::sigmoid(", "kiln::toFloat(in_x[ii])"}});
   // f16 with f32 promotes to f32: nothing is rounded.
   cs.push_back({"pw_mixed_to_f32",
                 "graph h(x: f16[A, B], y: f32[A, B]) {\n"
@@ -96,13 +95,13 @@ std::vector<HalfCase> halfCases() {
                 {{5, 16, 12}, {16}, {16}},
                 {"kiln::gnWarp<", "kiln::roundBF16(y[l] * gw[l] + gb[l])",
                  "kiln::toFloat(in_w["}});
-  cs.push_back({"gn_team_f16_prefetch_within",
-                "graph h(x: f16[N, 8, 64, 96], w: f16[8], b: f16[8]) {\n"
-                "  g = group_norm(x, w, b, groups=2)\n  return g\n}\n",
-                {{3, 8, 64, 96}, {8}, {8}},
-                {"kiln::gnTeam<", "8-wide vectors",
-                 "kiln::prefetchL2Within(in_x + i, bytes / 4)",
-                 "prefetch, 4096ll)"}});
+  cs.push_back(
+      {"gn_team_f16_prefetch_within",
+       "graph h(x: f16[N, 8, 64, 96], w: f16[8], b: f16[8]) {\n"
+       "  g = group_norm(x, w, b, groups=2)\n  return g\n}\n",
+       {{3, 8, 64, 96}, {8}, {8}},
+       {"kiln::gnTeam<", "8-wide vectors",
+        "kiln::prefetchL2Within(in_x + i, bytes / 4)", "prefetch, 4096ll)"}});
   cs.push_back({"gn_tail_f16",
                 "graph h(x: f16[N, 64], w: f16[64], b: f16[64], c: f16[64]) {\n"
                 "  g = group_norm(x, w, b, groups=8)\n"
@@ -113,9 +112,45 @@ std::vector<HalfCase> halfCases() {
   return cs;
 }
 
-INSTANTIATE_TEST_SUITE_P(Codegen, HalfKernels,
-                         ::testing::ValuesIn(halfCases()),
+INSTANTIATE_TEST_SUITE_P(Codegen, HalfKernels, ::testing::ValuesIn(halfCases()),
                          [](const auto &info) { return info.param.name; });
+
+// Every elementwise op and reduction of the op table, in both half dtypes,
+// with half, f32 rank-0 and literal operands: one graph per dtype, every
+// result an output, compiled for sm_90.
+TEST(HalfKernels, EveryElementwiseOpAndReductionCompiles) {
+  for (const char *t : {"f16", "bf16"}) {
+    std::string kg =
+        fmt::format("graph all(x: {0}[7, 13], y: {0}[13], s: f32[]) {{\n", t);
+    std::vector<std::string> outs;
+    for (const OpInfo &op : allOps()) {
+      const std::string name = op.name.str(), r = "r_" + name;
+      if (op.family == OpFamily::Unary)
+        kg += fmt::format("  {} = {}(x{})\n", r, name,
+                          op.kind == OpKind::Clamp ? ", min=-0.5" : "");
+      else if (op.family == OpFamily::Binary)
+        kg += fmt::format("  {0} = {1}(x, y)\n  {0}_s = {1}({0}, s)\n"
+                          "  {0}_l = {1}({0}_s, 1.5)\n",
+                          r, name);
+      else if (op.family == OpFamily::Reduction)
+        kg += fmt::format("  {0} = {1}(x, dim=1)\n  {0}_0 = {1}(x, dim=0)\n", r,
+                          name);
+      else
+        continue;
+      outs.push_back(op.family == OpFamily::Binary ? r + "_l" : r);
+      if (op.family == OpFamily::Reduction)
+        outs.push_back(r + "_0");
+    }
+    kg += fmt::format("  return {}\n}}\n", llvm::join(outs, ", "));
+    auto g = parseGraph(kg, std::string("all_") + t + ".kg");
+    ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError()) << kg;
+    auto exe =
+        Executable::compile(**g, {{7, 13}, {13}, {}}, offlineOptions(false));
+    ASSERT_TRUE(static_cast<bool>(exe))
+        << t << ": " << llvm::toString(exe.takeError());
+    EXPECT_GE((*exe)->kernels().size(), 2u);
+  }
+}
 
 TEST(HalfKernels, TheF32FlagshipKernelsDoNotIncludeHalfSupport) {
   auto g = loadGraph(std::string(KILN_SOURCE_DIR) + "/examples/l2_75.kg");
