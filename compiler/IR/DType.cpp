@@ -42,6 +42,8 @@ bool isFloat(DType t) {
 
 bool isIntegral(DType t) { return t == DType::I64 || t == DType::Bool; }
 
+bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
+
 DType promoteTypes(DType a, DType b) {
   if (a == b)
     return a;

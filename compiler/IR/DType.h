@@ -37,6 +37,8 @@ std::optional<DType> parseDType(llvm::StringRef s);
 unsigned dtypeSize(DType t);
 bool isFloat(DType t);
 bool isIntegral(DType t); // i64 and bool
+/// f16 or bf16: half-width floats, which kernels compute in f32.
+bool isHalf(DType t);
 
 /// PyTorch's type promotion between two tensors of the same category rank
 /// (bool < integer < floating); f16 with bf16 gives f32 as in PyTorch.

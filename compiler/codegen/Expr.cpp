@@ -68,8 +68,6 @@ std::string broadcastIndex(const Shape &operand, const Shape &domain,
   return "(" + s + ")";
 }
 
-bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
-
 std::string cudaStorageType(DType t) {
   switch (t) {
   case DType::F16:

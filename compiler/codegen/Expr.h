@@ -35,8 +35,6 @@ int64_t innermostSize(const Shape &s);
 std::string broadcastIndex(const Shape &operand, const Shape &domain,
                            const std::string &idx);
 
-/// f16 or bf16: stored narrow, computed in float (kiln/half.cuh).
-bool isHalf(DType t);
 /// The element type of a kernel parameter of dtype t: "float", "kiln::f16",
 /// "kiln::bf16".
 std::string cudaStorageType(DType t);

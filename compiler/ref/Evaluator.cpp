@@ -142,16 +142,10 @@ double roundToDType(double v, DType t) {
   }
 }
 
-static bool isNarrowFloat(DType t) {
-  return t == DType::F16 || t == DType::BF16;
-}
-
-static RefTensor roundedTo(const RefTensor &t, DType dt) {
-  RefTensor r = t;
-  r.dtype = dt;
-  for (double &x : r.data)
+static void roundInPlace(RefTensor &t, DType dt) {
+  t.dtype = dt;
+  for (double &x : t.data)
     x = roundToDType(x, dt);
-  return r;
 }
 
 llvm::Expected<std::vector<RefTensor>>
@@ -187,17 +181,21 @@ evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
     for (Value *v : n.operands())
       ops.push_back(v ? at[v->id()] : nullptr);
     const DType dt = n.result()->dtype();
-    const bool narrow = opts.roundToStorage && isNarrowFloat(dt);
+    const bool narrow = opts.roundToStorage && isHalf(dt);
+    // Rounded copies of operands of another dtype; reserved, so that the
+    // pointers to them stay valid.
     llvm::SmallVector<RefTensor, 1> converted;
-    converted.reserve(n.operands().size());
-    if (narrow)
+    if (narrow) {
+      converted.reserve(ops.size());
       for (size_t k = 0; k < ops.size(); ++k) {
         const Value *v = n.operands()[k];
         if (v && !v->isLiteral() && v->dtype() != dt) {
-          converted.push_back(roundedTo(*ops[k], dt));
+          converted.push_back(*ops[k]);
+          roundInPlace(converted.back(), dt);
           ops[k] = &converted.back();
         }
       }
+    }
     if (opts.onNodeStart)
       opts.onNodeStart(n, i, g.nodes().size());
     auto start = std::chrono::steady_clock::now();
@@ -215,8 +213,7 @@ evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
            "eval result disagrees with the inferred shape");
     owned[id] = std::move(*r);
     if (narrow)
-      for (double &x : owned[id].data)
-        x = roundToDType(x, dt);
+      roundInPlace(owned[id], dt);
     at[id] = &owned[id];
     for (unsigned dead : freed[i])
       owned[dead] = RefTensor();

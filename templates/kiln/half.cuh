@@ -125,10 +125,11 @@ __device__ __forceinline__ void storeHalfVec(T *p, const float (&v)[N]) {
            static_cast<unsigned>(B::store(hi)) << 16;
   };
   if constexpr (N == 8) {
-    *reinterpret_cast<uint4 *>(p) = make_uint4(pair(v[0], v[1]), pair(v[2], v[3]),
-                                               pair(v[4], v[5]), pair(v[6], v[7]));
+    *reinterpret_cast<uint4 *>(p) = make_uint4(
+        pair(v[0], v[1]), pair(v[2], v[3]), pair(v[4], v[5]), pair(v[6], v[7]));
   } else if constexpr (N == 4) {
-    *reinterpret_cast<uint2 *>(p) = make_uint2(pair(v[0], v[1]), pair(v[2], v[3]));
+    *reinterpret_cast<uint2 *>(p) =
+        make_uint2(pair(v[0], v[1]), pair(v[2], v[3]));
   } else if constexpr (N == 2) {
     *reinterpret_cast<unsigned *>(p) = pair(v[0], v[1]);
   } else {

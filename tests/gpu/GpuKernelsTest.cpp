@@ -195,6 +195,14 @@ std::string longRun(const std::string &prefix, const std::string &from,
   return kg;
 }
 
+/// `s` with every `from` replaced by `to`.
+std::string replaceAll(std::string s, const std::string &from,
+                       const std::string &to) {
+  for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size())
+    s.replace(p, from.size(), to);
+  return s;
+}
+
 std::vector<Case> cases() {
   std::vector<Case> cs;
   // Pointwise.
@@ -256,11 +264,8 @@ std::vector<Case> cases() {
         shape, pro, pro.empty() ? "x" : "p", groups, epi,
         epi.empty() ? "y" : "out");
   };
-  auto withC = [](std::string kg, int64_t c) {
-    size_t p;
-    while ((p = kg.find("f32[C]")) != std::string::npos)
-      kg.replace(p, 6, fmt::format("f32[{}]", c));
-    return kg;
+  auto withC = [](const std::string &kg, int64_t c) {
+    return replaceAll(kg, "f32[C]", fmt::format("f32[{}]", c));
   };
   cs.push_back({"gn_regs_odd",
                 withC(gn("N, 64, 5, 7", 8, "", ""), 64),
@@ -455,11 +460,8 @@ std::vector<Case> cases() {
   // f16 and bf16 tensors: computed in float, each op's result rounded to
   // its dtype (the reference rounds the same way, so they agree but for an
   // ulp where float and double round to different neighbours).
-  auto as = [](std::string kg, const char *dtype) {
-    size_t p = 0;
-    while ((p = kg.find("f32", p)) != std::string::npos)
-      kg.replace(p, 3, dtype);
-    return kg;
+  auto as = [](const std::string &kg, const char *dtype) {
+    return replaceAll(kg, "f32", dtype);
   };
   cs.push_back(
       {"half_f16_chain_odd", as(unaryChain(), "f16"), {{37, 53}}, 0, 0, 5e-5});
