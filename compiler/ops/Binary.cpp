@@ -44,6 +44,60 @@ static double nanMin(double a, double b) {
   return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
 }
 
+/// A tensor to a number power, as PyTorch's kernels compute it: these
+/// exponents take shortcuts that differ from pow() at signed zeros and
+/// infinities ((-inf) ** 0.5 is NaN, not inf; (-0.0) ** -0.5 is -inf) and in
+/// rounding (x ** 2 is x * x). A tensor exponent, rank 0 or not, is pow().
+enum class PowForm {
+  Generic,
+  Sqrt,
+  Rsqrt,
+  Square,
+  Cube,
+  Reciprocal,
+  InvSquare
+};
+
+static PowForm powForm(const Node &n) {
+  const Value &e = *n.operand(1);
+  if (n.op() != OpKind::Pow || !e.isLiteral())
+    return PowForm::Generic;
+  const double p = e.literal();
+  if (p == 0.5)
+    return PowForm::Sqrt;
+  if (p == -0.5)
+    return PowForm::Rsqrt;
+  if (p == 2)
+    return PowForm::Square;
+  if (p == 3)
+    return PowForm::Cube;
+  if (p == -1)
+    return PowForm::Reciprocal;
+  if (p == -2)
+    return PowForm::InvSquare;
+  return PowForm::Generic;
+}
+
+static double applyPow(PowForm f, double a, double b) {
+  switch (f) {
+  case PowForm::Sqrt:
+    return std::sqrt(a);
+  case PowForm::Rsqrt:
+    return 1.0 / std::sqrt(a);
+  case PowForm::Square:
+    return a * a;
+  case PowForm::Cube:
+    return a * a * a;
+  case PowForm::Reciprocal:
+    return 1.0 / a;
+  case PowForm::InvSquare:
+    return 1.0 / (a * a);
+  case PowForm::Generic:
+    break;
+  }
+  return std::pow(a, b);
+}
+
 static double applyBinary(OpKind k, double a, double b) {
   switch (k) {
   case OpKind::Add:
@@ -68,6 +122,10 @@ static double applyBinary(OpKind k, double a, double b) {
 static llvm::Expected<RefTensor>
 evalBinary(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
   OpKind k = n.op();
+  if (PowForm f = powForm(n); f != PowForm::Generic)
+    return ref::mapBinary(
+        *ops[0], *ops[1], n.result()->dtype(), n.result()->shape().sizes(),
+        [f](double a, double b) { return applyPow(f, a, b); });
   return ref::mapBinary(
       *ops[0], *ops[1], n.result()->dtype(), n.result()->shape().sizes(),
       [k](double a, double b) { return applyBinary(k, a, b); });
@@ -88,6 +146,22 @@ static std::string cudaBinary(const Node &n, llvm::ArrayRef<std::string> a) {
   case OpKind::Minimum:
     return fmt::format("kiln::nanMin({}, {})", a[0], a[1]);
   case OpKind::Pow:
+    switch (powForm(n)) {
+    case PowForm::Sqrt:
+      return fmt::format("sqrtf({})", a[0]);
+    case PowForm::Rsqrt:
+      return fmt::format("(1.0f / sqrtf({}))", a[0]);
+    case PowForm::Square:
+      return fmt::format("({0} * {0})", a[0]);
+    case PowForm::Cube:
+      return fmt::format("({0} * {0} * {0})", a[0]);
+    case PowForm::Reciprocal:
+      return fmt::format("(1.0f / {})", a[0]);
+    case PowForm::InvSquare:
+      return fmt::format("(1.0f / ({0} * {0}))", a[0]);
+    case PowForm::Generic:
+      break;
+    }
     return fmt::format("powf({}, {})", a[0], a[1]);
   default:
     llvm_unreachable("not a binary op");

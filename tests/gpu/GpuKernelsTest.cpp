@@ -559,6 +559,17 @@ std::vector<Case> cases() {
                 {{5, 67}},
                 0,
                 0.05});
+  // Number exponents as PyTorch computes them (sqrt, rsqrt, x * x, ...), on
+  // infinities (x / 0) and signed zeros (x * 0) as well as finite values.
+  cs.push_back({"pw_pow_literals",
+                "graph p(x: f32[A, B]) {\n  i = div(x, 0.0)\n"
+                "  z = mul(x, 0.0)\n  a = pow(i, 0.5)\n  b = pow(z, -0.5)\n"
+                "  c = pow(x, 0.5)\n  d = pow(x, -0.5)\n  e = pow(x, 2)\n"
+                "  f = pow(x, 3.0)\n  g = pow(i, -1.0)\n  h = pow(z, -2.0)\n"
+                "  k = pow(x, 1.5)\n  return a, b, c, d, e, f, g, h, k\n}\n",
+                {{7, 45}},
+                0,
+                0.05});
   // Tensors with a dim of 0, as PyTorch allows. An empty batch: no kernel
   // runs and every output is empty.
   cs.push_back({"empty_batch_gn_tail", minBias, {{0, 256}}});

@@ -157,3 +157,25 @@ TEST(RefBinary, RankZeroOperand) {
     v = 4.0 - v;
   expectClose(out[0], want);
 }
+
+// A number exponent takes PyTorch's shortcuts (x ** 0.5 is sqrt(x), x ** -0.5
+// is rsqrt(x), ...), which differ from pow() at infinities and signed zeros;
+// a tensor exponent, even of rank 0, is pow() itself.
+TEST(RefBinary, PowNumberExponentsFollowPyTorch) {
+  GraphBuilder b("pow");
+  Value *x = b.input("x", DType::F32, {4});
+  Value *e = b.input("e", DType::F32, {});
+  b.output(b.call(OpKind::Pow, {x, 0.5}));
+  b.output(b.call(OpKind::Pow, {x, -0.5}));
+  b.output(b.call(OpKind::Pow, {x, e}));
+  b.output(b.call(OpKind::Pow, {x, 3}));
+  b.output(b.call(OpKind::Pow, {x, -2}));
+  RefTensor xs = tensorOf({4}, {-kInf, -0.0, 4.0, kNaN});
+  std::vector<RefTensor> out = run(b, {xs, RefTensor::scalar(DType::F32, 0.5)});
+  ASSERT_EQ(out.size(), 5u);
+  expectClose(out[0], tensorOf({4}, {kNaN, -0.0, 2.0, kNaN}));
+  expectClose(out[1], tensorOf({4}, {kNaN, -kInf, 0.5, kNaN}));
+  expectClose(out[2], tensorOf({4}, {kInf, 0.0, 2.0, kNaN}));
+  expectClose(out[3], tensorOf({4}, {-kInf, -0.0, 64.0, kNaN}));
+  expectClose(out[4], tensorOf({4}, {0.0, kInf, 0.0625, kNaN}));
+}
