@@ -24,8 +24,13 @@ elements whose float64 value is at least 1e-3 in magnitude).
 Contractions and convolutions are compared with TF32 off in PyTorch: Kiln's
 default precision is fp32-accurate.
 
+With --device cpu the same cases run through Kiln's float64 reference
+evaluator (`kiln run --device cpu`), which computes in float64 and rounds
+each result to its dtype (f16 and bf16 op by op, as on the GPU).
+
 Usage (on the GPU machine, from the repository root):
-  python3 bench/vs_torch.py --kiln .device/kiln [--only SUBSTR] [--work DIR]
+  python3 bench/vs_torch.py --kiln .device/kiln [--device gpu|cpu]
+                            [--only SUBSTR] [--work DIR]
 Exit status 1 when any case fails.
 """
 import argparse
@@ -114,6 +119,10 @@ def unary_cases(dt):
         ("softplus(x)", F.softplus, 2, 0),
         ("softplus(x, beta=2.0, threshold=5.0)",
          lambda x: F.softplus(x, 2.0, 5.0), 2, 0),
+        ("softplus(x, beta=-1.0)", lambda x: F.softplus(x, -1.0), 2, 0),
+        ("softplus(x, beta=0.0)", lambda x: F.softplus(x, 0.0), 2, 0),
+        ("leaky_relu(x, negative_slope=1.5)",
+         lambda x: F.leaky_relu(x, 1.5), 0, 0),
         ("add(x, 2.5)", lambda x: x + 2.5, 0, 0),
         ("add(x, 0.1)", lambda x: x + 0.1, 0, 0),
         ("sub(1.0, x)", lambda x: 1.0 - x, 0, 0),
@@ -207,7 +216,8 @@ def reduction_cases(dt):
     ]
     shapes = [([37, 129], "1", 1, "false"), ([37, 129], "0", 0, "true"),
               ([5, 37, 41], "[0, 2]", (0, 2), "false"),
-              ([37, 129], "[0, 1]", (0, 1), "false")]
+              ([37, 129], "[0, 1]", (0, 1), "false"),
+              ([4, 37, 29], "[-1, 0]", (-1, 0), "true")]
     for op, fn, ulps, atol in reds:
         for shape, dkg, dpt, keep in shapes:
             # Sums get NaN and infinities but no huge finite values: with
@@ -257,6 +267,13 @@ def gn_cases(dt):
             lambda t, G=groups: F.group_norm(t["x"], G, t["g"], t["b"]),
             ulps=1 if half else 16, atol=0.0 if half else 4e-6,
             params={"g": ([c], dt, "normal"), "b": ([c], dt, "normal")}))
+    # No affine parameters, another eps.
+    kg = (f"graph t(x: {dt}[7, 24, 11]) {{\n"
+          f"  y = group_norm(x, groups=6, eps=0.001)\n  return y\n}}\n")
+    cases.append(Case(f"{dt} group_norm no affine, eps 1e-3", dt, kg,
+                      {"x": ([7, 24, 11], dt, "normal")},
+                      lambda t: F.group_norm(t["x"], 6, eps=1e-3),
+                      ulps=1 if half else 16, atol=0.0 if half else 4e-6))
     return cases
 
 
@@ -436,7 +453,7 @@ def rel_vs_f64(y, ref):
     return ((y[m] - ref[m]).abs() / ref[m].abs()).max().item()
 
 
-def run_case(case, kiln, work, gen, env):
+def run_case(case, kiln, device, work, gen, env):
     tensors = {}
     for name, (shape, dt, kind) in {**case.inputs, **case.params}.items():
         tensors[name] = fill(shape, dt, kind, gen)
@@ -447,7 +464,7 @@ def run_case(case, kiln, work, gen, env):
         f.write(case.kg)
     ins = os.path.join(d, "in.safetensors")
     save_file({n: tensors[n].cpu().contiguous() for n in case.inputs}, ins)
-    cmd = [kiln, "run", kg, "--device", "gpu", "--output",
+    cmd = [kiln, "run", kg, "--device", device, "--output",
            os.path.join(d, "out.safetensors")]
     for n in case.inputs:
         cmd += ["--input", f"{n}={ins}"]
@@ -480,6 +497,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--kiln", default="build/frontend/kiln")
+    ap.add_argument("--device", default="gpu", choices=["gpu", "cpu"],
+                    help="where kiln runs the graphs (cpu: the reference)")
     ap.add_argument("--only", default="", help="run cases whose name has it")
     ap.add_argument("--work", default="", help="scratch folder")
     ap.add_argument("--seed", type=int, default=35)
@@ -496,14 +515,15 @@ def main():
     env = dict(os.environ)
     env.setdefault("KILN_CACHE_DIR", os.path.join(work, "cache"))
     gen = torch.Generator().manual_seed(args.seed)
-    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"{len(cases)} cases", flush=True)
+    print(f"# kiln on the {args.device}; PyTorch {torch.__version__} on "
+          f"{torch.cuda.get_device_name()}; {len(cases)} cases", flush=True)
     print("| case | result | max ulp from torch | closer | kiln rel err vs "
           "f64 | torch rel err vs f64 | note |\n|---|---|---|---|---|---|---|",
           flush=True)
     failed = 0
     for c in cases:
-        status, worst, closer, msg, ek, et = run_case(c, args.kiln, work, gen,
+        status, worst, closer, msg, ek, et = run_case(c, args.kiln,
+                                                      args.device, work, gen,
                                                       env)
         failed += status != "ok"
         print(f"| {c.name} | {status} | {worst:.3g} | {closer} | {ek:.2g} | "

@@ -192,7 +192,10 @@ int runRun(const ParsedArgs &args) {
     llvm::consumeError(dev.takeError());
     noGpu = true;
   }
+  // f16 and bf16 results rounded op by op, as the GPU's kernels and
+  // PyTorch's eager ops store them: the same answer on either device.
   EvalOptions opts;
+  opts.roundToStorage = true;
   if (args.has("--max-memory")) {
     double gib = 0;
     // Up to 2^33 GiB, so that the bytes fit in 64 bits.
@@ -267,7 +270,8 @@ const CommandSpec &runCommand() {
       "through the kernel cache and run there; --check compares with the "
       "float64\nreference. With --device cpu, or when there is no GPU, "
       "the float64 reference\nevaluator runs on the CPU, meant for small "
-      "shapes.",
+      "shapes; it rounds f16 and bf16\nresults op by op, as the GPU and "
+      "PyTorch do.",
       {
           {"--input", "NAME=FILE",
            "an input as .npy, or the tensor NAME of a .safetensors file "

@@ -309,6 +309,26 @@ TEST_F(Cli, RunTakesAndWritesSafetensorsForBf16) {
       << wrong.err;
 }
 
+// On the CPU, f16 results are rounded op by op as on the GPU and in
+// PyTorch: 1 + 0.0004 is 1 in f16, so y * 1000 is 1000, where rounding
+// only the output would give f16(1000.4) = 1000.5.
+TEST_F(Cli, CpuRunRoundsHalfResultsOpByOp) {
+  std::string kg = tmp("f16.kg");
+  write(kg, "graph g(x: f16[2]) {\n  y = add(x, 0.0004)\n"
+            "  z = mul(y, 1000.0)\n  return z\n}\n");
+  HostTensor x(DType::F16, {2});
+  x.set(0, 1.0);
+  x.set(1, -2.0);
+  std::string in = tmp("x16.npy"), out = tmp("z16.npy");
+  ASSERT_FALSE(static_cast<bool>(writeNpy(in, x)));
+  Result r =
+      kiln({"run", kg, "--device", "cpu", "--input", in, "--output", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  HostTensor z = cantFail(readNpy(out));
+  EXPECT_EQ(z.get(0), 1000.0);
+  EXPECT_EQ(z.get(1), -2000.0); // -2 + 0.0004 is -2 in f16 too
+}
+
 TEST_F(Cli, ThreadedEvaluationIsBitIdentical) {
   // Large enough that linear and the convolutions split across threads.
   std::string kg = tmp("threads.kg");
