@@ -357,6 +357,35 @@ def chain_cases():
         ulps=64, atol=2e-5,
         params={"w": ([12, 4, 3, 3], "f32", "small"),
                 "b": ([12], "f32", "small")}))
+    # conv_transpose2d with stride, padding, output_padding, dilation, groups.
+    kg = ("graph t(x: f32[2, 6, 9, 11]) {\n"
+          "  param w: f32[6, 5, 3, 2]\n  param b: f32[10]\n"
+          "  y = conv_transpose2d(x, w, b, stride=[2, 3], padding=[1, 0],"
+          " output_padding=[1, 2], dilation=[1, 2], groups=2)\n"
+          "  return y\n}\n")
+    cases.append(Case(
+        "f32 conv_transpose2d strided grouped", "f32", kg,
+        {"x": ([2, 6, 9, 11], "f32", "nan_inf")},
+        lambda t: F.conv_transpose2d(t["x"], t["w"], t["b"], [2, 3], [1, 0],
+                                     [1, 2], 2, [1, 2]),
+        ulps=64, atol=2e-5,
+        params={"w": ([6, 5, 3, 2], "f32", "small"),
+                "b": ([10], "f32", "small")}))
+    # linear without bias on a 3-D input; matmul of a vector and a matrix.
+    kg = ("graph t(x: f32[3, 7, 45]) {\n  param w: f32[19, 45]\n"
+          "  y = linear(x, w)\n  return y\n}\n")
+    cases.append(Case(
+        "f32 linear no bias 3-D", "f32", kg,
+        {"x": ([3, 7, 45], "f32", "nan_inf")},
+        lambda t: F.linear(t["x"], t["w"]), ulps=64, atol=2e-5,
+        params={"w": ([19, 45], "f32", "small")}))
+    for sa, sb in (([29], [29, 13]), ([17, 29], [29]), ([29], [29])):
+        kg = (f"graph t(a: f32{sa}, b: f32{sb}) {{\n"
+              f"  y = matmul(a, b)\n  return y\n}}\n")
+        cases.append(Case(
+            f"f32 matmul {sa} x {sb}", "f32", kg,
+            {"a": (sa, "f32", "normal"), "b": (sb, "f32", "normal")},
+            lambda t: torch.matmul(t["a"], t["b"]), ulps=64, atol=2e-5))
     # matmul with broadcast batch dims.
     kg = ("graph t(a: f32[3, 1, 17, 29], b: f32[5, 29, 13]) {\n"
           "  y = matmul(a, b)\n  return y\n}\n")

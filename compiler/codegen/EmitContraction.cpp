@@ -67,13 +67,30 @@ static llvm::Expected<EmittedKernel> emitLinear(const FusionGroup &g) {
   return kk;
 }
 
+/// `s` with a dim of 1 inserted before its last `fromEnd` dims.
+static Shape withUnitDim(const Shape &s, size_t fromEnd) {
+  llvm::SmallVector<int64_t, 6> sizes;
+  for (const Dim &d : s.dims())
+    sizes.push_back(d.size);
+  sizes.insert(sizes.end() - fromEnd, 1);
+  return Shape::fromSizes(sizes);
+}
+
 static llvm::Expected<EmittedKernel> emitMatmul(const FusionGroup &g) {
   const Node &n = *g.anchor;
-  const Shape &a = n.operand(0)->shape(), &b = n.operand(1)->shape(),
-              &c = n.result()->shape();
-  if (a.rank() < 2 || b.rank() < 2)
-    return diag(n.loc(), "matmul with a 1-D operand has no GPU kernel yet; "
-                         "unsqueeze it to 2-D");
+  const Shape &a0 = n.operand(0)->shape(), &b0 = n.operand(1)->shape(),
+              &c0 = n.result()->shape();
+  // A 1-D operand is a matrix of one row (a) or one column (b), as in
+  // PyTorch; the result then has that dim removed. The memory layouts are
+  // the same, so the kernel multiplies the 2-D forms.
+  const bool rowA = a0.rank() == 1, colB = b0.rank() == 1;
+  const Shape a = rowA ? withUnitDim(a0, 1) : a0;
+  const Shape b = colB ? withUnitDim(b0, 0) : b0;
+  Shape c = c0;
+  if (rowA)
+    c = withUnitDim(c, colB ? 0 : 1);
+  if (colB)
+    c = withUnitDim(c, 0);
   const int64_t m = a[a.rank() - 2].size, k = a[a.rank() - 1].size,
                 nn = b[b.rank() - 1].size;
   // Output batch dims with each operand's element stride (0: broadcast).

@@ -570,6 +570,15 @@ std::vector<Case> cases() {
                 {{7, 45}},
                 0,
                 0.05});
+  // matmul with 1-D operands, as torch.matmul: a row times a matrix (and a
+  // batch of them), a matrix times a column, a dot product.
+  cs.push_back({"mm_1d_operands",
+                "graph m(v: f32[K], a: f32[M, K], c: f32[K, M], "
+                "b: f32[3, K, 5]) {\n"
+                "  p = matmul(v, c)\n  q = matmul(a, v)\n"
+                "  r = matmul(v, v)\n  s = matmul(v, b)\n"
+                "  return q, r, s, p\n}\n",
+                {{37}, {19, 37}, {37, 19}, {3, 37, 5}}});
   // Tensors with a dim of 0, as PyTorch allows. An empty batch: no kernel
   // runs and every output is empty.
   cs.push_back({"empty_batch_gn_tail", minBias, {{0, 256}}});
