@@ -61,11 +61,15 @@ struct TeamPlan {
   int64_t teamBlocks, teams, chunk, smem;
 };
 
-TeamPlan planTeams(const GnShape &s, int vec, const TargetInfo &t) {
+/// `partBytes`: the bytes of an element kept on chip (4, or 2 for a half
+/// GroupNorm input).
+TeamPlan planTeams(const GnShape &s, int vec, int partBytes,
+                   const TargetInfo &t) {
   const int64_t blocks = int64_t(kTeamBlocksPerSM) * t.multiprocessors;
   // The part on chip, beside ~2 KiB of static shared memory.
-  int64_t smemCap = (t.maxSharedPerSM / kTeamBlocksPerSM - 3072) / 4;
-  smemCap = std::min<int64_t>(smemCap, (t.maxSharedPerBlock - 3072) / 4);
+  int64_t smemCap = (t.maxSharedPerSM / kTeamBlocksPerSM - 3072) / partBytes;
+  smemCap =
+      std::min<int64_t>(smemCap, (t.maxSharedPerBlock - 3072) / partBytes);
   smemCap -= smemCap % vec;
   TeamPlan p;
   p.teamBlocks = std::max<int64_t>(1, (s.slice + smemCap - 1) / smemCap);
@@ -307,10 +311,15 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
                              "slice, {} slices per team at once",
                              team, chunks, vec, rows);
   } else {
-    TeamPlan p = planTeams(s, vec, t);
+    // A half input's values are exact in its dtype after the prologue (each
+    // op rounds to it), so its part is kept in that dtype: half the bytes
+    // on chip, teams of half the blocks, half the team barriers per byte.
+    const DType in = g.anchor->operand(0)->dtype();
+    const int partBytes = isHalf(in) ? 2 : 4;
+    TeamPlan p = planTeams(s, vec, partBytes, t);
     k.block = kTeamThreads;
     k.grid = static_cast<unsigned>(p.teams * p.teamBlocks);
-    k.sharedBytes = static_cast<unsigned>(p.smem * 4);
+    k.sharedBytes = static_cast<unsigned>(p.smem * partBytes);
     k.cooperative = p.teamBlocks > 1;
     // Per team: 3 buffers of the team's two sums, and two counters
     // (arrivals, departures); zero at rest, the kernel leaves them zero.
@@ -337,16 +346,17 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     const bool canPrefetch = vec >= 4;
     call = fmt::format(
         "  kiln::gnTeam<{}ll, {}ll, {}, {}, {}, {}ll, {}ll, Raw>(loadRaw, "
-        "finish, store, step, {}, sums, counters, prefetch, {}ll);\n",
+        "finish, store, step, {}, sums, counters, prefetch, {}ll{});\n",
         s.slices, s.slice, p.teamBlocks, kTeamThreads, vec, p.chunk, p.smem,
-        cudaFloat(eps), canPrefetch ? kTeamPrefetch : 0);
+        cudaFloat(eps), canPrefetch ? kTeamPrefetch : 0,
+        isHalf(in) ? fmt::format(", ({} *)nullptr", cudaStorageType(in)) : "");
     header =
         fmt::format("__launch_bounds__({}, {}) KILN_NAME({}, double "
                     "*sums, unsigned *counters{})",
                     kTeamThreads, kTeamBlocksPerSM, pl.signature(), tailParams);
     k.strategy = fmt::format(
         "{} team(s) of {} block(s) per slice, {} KiB of each part on chip{}",
-        p.teams, p.teamBlocks, p.smem * 4 / 1024,
+        p.teams, p.teamBlocks, p.smem * partBytes / 1024,
         p.smem < p.chunk ? " (the rest re-read)" : "");
     if (canPrefetch)
       k.strategy += fmt::format(", L2 prefetch {} KiB ahead of the loads",

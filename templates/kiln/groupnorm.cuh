@@ -37,8 +37,11 @@
 // each other on `counters` (2 words per team); both are zero at launch and
 // the kernel leaves them zero. The launch must be cooperative (all blocks
 // co-resident). Grid: a multiple of TeamBlocks; teams take slices
-// round-robin. Block: Threads threads; dynamic shared memory SmemLen * 4
-// bytes.
+// round-robin. Block: Threads threads; dynamic shared memory SmemLen *
+// sizeof(Part) bytes. Part is float, or the half type of a GroupNorm whose
+// input is f16 or bf16 (the values finish() gives are then exact in it): a
+// part of half the bytes, so teams of half the blocks (pass a Part pointer,
+// null, as the last argument).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_GROUPNORM_CUH
@@ -218,11 +221,12 @@ __device__ __forceinline__ unsigned acquireLoad(const unsigned *p) {
 
 template <i64 NumSlices, i64 SliceLen, int TeamBlocks, int Threads, int Vec,
           i64 ChunkLen, i64 SmemLen, class Raw, class LoadRaw, class Finish,
-          class Store, class RoundDone, class Prefetch = NoPrefetch>
+          class Store, class RoundDone, class Prefetch = NoPrefetch,
+          class Part = float>
 __device__ __forceinline__ void
 gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
        float eps, double *sums, unsigned *counters, Prefetch prefetch = {},
-       i64 prefetchLen = 0) {
+       i64 prefetchLen = 0, Part * /*partType*/ = nullptr) {
   auto load = [&](i64 i, float(&v)[Vec]) {
     Raw r;
     loadRaw(i, r);
@@ -236,7 +240,7 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
   constexpr int U = kGnUnroll, step = Threads * Vec;
   constexpr double invLen = 1.0 / static_cast<double>(SliceLen);
   extern __shared__ float4 smemRaw[];
-  float *part = reinterpret_cast<float *>(smemRaw);
+  Part *part = reinterpret_cast<Part *>(smemRaw);
   __shared__ double scratch[32 * 2];
   __shared__ double stats[2];
 

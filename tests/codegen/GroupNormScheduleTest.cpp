@@ -76,5 +76,47 @@ TEST(GroupNormSchedule, EpsOfAnyValueCompiles) {
     }
 }
 
+// A team kernel keeps its part on chip in the input's dtype: 2 bytes an
+// element for f16 and bf16, so L1_35's slices need teams of 37 blocks, not
+// 88 (twice the bytes streamed per team barrier); an f32 input, or an f16
+// one whose prologue makes f32 (adding an f32 bias), keeps floats.
+TEST(GroupNormSchedule, HalfInputsKeepHalfPartsOnChip) {
+  struct Want {
+    const char *input, *prologue;
+    unsigned grid, bytesPerElement;
+    const char *teams;
+  };
+  for (const Want &w : {Want{"f16", "", 259, 2, "7 team(s) of 37 block(s)"},
+                        Want{"bf16", "", 259, 2, "7 team(s) of 37 block(s)"},
+                        Want{"f32", "", 264, 4, "3 team(s) of 88 block(s)"},
+                        Want{"f16", "  x = add(x16, b)\n", 264, 4,
+                             "3 team(s) of 88 block(s)"}}) {
+    const bool mixed = *w.prologue != 0;
+    std::string text =
+        fmt::format("graph g({}: {}[112, 64, 512, 512]{}) {{\n{}"
+                    "  y = group_norm(x, groups=8)\n  return y\n}}\n",
+                    mixed ? "x16" : "x", w.input,
+                    mixed ? ", b: f32[64, 1, 1]" : "", w.prologue);
+    auto g = parseGraph(text, "half_parts.kg");
+    ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+    std::vector<llvm::SmallVector<int64_t, 6>> shapes = {{112, 64, 512, 512}};
+    if (mixed)
+      shapes.push_back({64, 1, 1});
+    auto exe = Executable::compile(**g, shapes, offlineOptions(true));
+    ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+    ASSERT_EQ((*exe)->kernels().size(), 1u) << text;
+    const EmittedKernel &k = (*exe)->kernels()[0];
+    EXPECT_EQ(k.grid, w.grid) << text;
+    EXPECT_NE(k.strategy.find(w.teams), std::string::npos)
+        << text << k.strategy;
+    // The part of a block: its share of the 2097152-element slice.
+    const unsigned blocksPerTeam = w.grid == 259 ? 37 : 88;
+    const unsigned part = (2097152 + blocksPerTeam - 1) / blocksPerTeam;
+    EXPECT_NEAR(k.sharedBytes, double(part) * w.bytesPerElement,
+                8.0 * w.bytesPerElement)
+        << text;
+  }
+}
+
 } // namespace
 } // namespace kiln

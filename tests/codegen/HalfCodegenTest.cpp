@@ -95,13 +95,13 @@ std::vector<HalfCase> halfCases() {
                 {{5, 16, 12}, {16}, {16}},
                 {"kiln::gnWarp<", "kiln::roundBF16(y[l] * gw[l] + gb[l])",
                  "kiln::toFloat(in_w["}});
-  cs.push_back(
-      {"gn_team_f16_prefetch_within",
-       "graph h(x: f16[N, 8, 64, 96], w: f16[8], b: f16[8]) {\n"
-       "  g = group_norm(x, w, b, groups=2)\n  return g\n}\n",
-       {{3, 8, 64, 96}, {8}, {8}},
-       {"kiln::gnTeam<", "8-wide vectors",
-        "kiln::prefetchL2Within(in_x + i, bytes / 4)", "prefetch, 4096ll)"}});
+  cs.push_back({"gn_team_f16_prefetch_within",
+                "graph h(x: f16[N, 8, 64, 96], w: f16[8], b: f16[8]) {\n"
+                "  g = group_norm(x, w, b, groups=2)\n  return g\n}\n",
+                {{3, 8, 64, 96}, {8}, {8}},
+                {"kiln::gnTeam<", "8-wide vectors",
+                 "kiln::prefetchL2Within(in_x + i, bytes / 4)",
+                 "prefetch, 4096ll, (kiln::f16 *)nullptr)"}});
   cs.push_back({"gn_tail_f16",
                 "graph h(x: f16[N, 64], w: f16[64], b: f16[64], c: f16[64]) {\n"
                 "  g = group_norm(x, w, b, groups=8)\n"

@@ -531,6 +531,17 @@ std::vector<Case> cases() {
        0,
        0,
        1e-4});
+  // A half part is kept on chip as halves; one this large still overflows
+  // shared memory, so the rest of each block's part is re-read, and the
+  // prologue (a swish) is applied to the re-read values too.
+  cs.push_back(
+      {"half_bf16_gn_team_reread",
+       as(withC(gn("N, 16, 1024, 1025", 1, "  p = swish(x)\n", ""), 16),
+          "bf16"),
+       {{1, 16, 1024, 1025}},
+       0,
+       0,
+       1e-4});
   cs.push_back({"half_f16_gn_team_nan",
                 as(withC(gn("N, 20, 10, 11", 2, "", ""), 20), "f16"),
                 {{33, 20, 10, 11}},
