@@ -70,6 +70,9 @@ namespace {
 struct UnaryAttrs {
   double slope = 0, lo = -INFINITY, hi = INFINITY, beta = 1, threshold = 20;
   bool tanhGelu = false;
+  /// The op computes in f32 (f32, f16 and bf16 results): where PyTorch's
+  /// formula overflows f32 midway, so does the result.
+  bool f32Math = true;
 };
 
 UnaryAttrs readUnaryAttrs(const Node &n) {
@@ -164,8 +167,13 @@ double applyUnary(OpKind k, const UnaryAttrs &a, double x) {
   case OpKind::Hardtanh:
   case OpKind::Clamp:
     return clampValue(x, a.lo, a.hi);
-  case OpKind::Hardswish:
-    return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+  case OpKind::Hardswish: {
+    // x * 6 overflows f32 for |x| above FLT_MAX / 6, and stays inf / 6.
+    double scaled = x * std::min(std::max(x + 3.0, 0.0), 6.0);
+    if (a.f32Math && std::fabs(scaled) > std::numeric_limits<float>::max())
+      scaled = std::copysign(INFINITY, scaled);
+    return scaled / 6.0;
+  }
   case OpKind::Mish:
     return x * std::tanh(std::log1p(std::exp(x)));
   case OpKind::Softplus:
@@ -179,6 +187,7 @@ double applyUnary(OpKind k, const UnaryAttrs &a, double x) {
 llvm::Expected<RefTensor> evalUnary(const Node &n,
                                     llvm::ArrayRef<const RefTensor *> ops) {
   UnaryAttrs a = readUnaryAttrs(n);
+  a.f32Math = n.result()->dtype() != DType::F64;
   OpKind k = n.op();
   return ref::mapUnary(*ops[0], n.result()->dtype(),
                        [&](double x) { return applyUnary(k, a, x); });

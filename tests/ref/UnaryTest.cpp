@@ -135,6 +135,23 @@ TEST(RefUnary, HardswishMishSoftplus) {
   EXPECT_NEAR(hs[4], 0.5 * 3.5 / 6.0, 1e-15);
   EXPECT_EQ(hs[7], 25.0); // above 3
   EXPECT_TRUE(std::isnan(hs[10]));
+  // x * 6 overflows f32 before the / 6, in PyTorch's formula, for |x| above
+  // FLT_MAX / 6: inf, as PyTorch and the GPU give. In f64 it does not.
+  for (DType dt : {DType::F32, DType::F64}) {
+    GraphBuilder b("hs");
+    Value *x = b.input("x", dt, {3});
+    b.output(b.call(OpKind::Hardswish, {x}));
+    std::vector<RefTensor> out =
+        run(b, {tensorOf({3}, {3.4e38, -3.4e38, 5e37}, dt)});
+    ASSERT_EQ(out.size(), 1u);
+    if (dt == DType::F32) {
+      EXPECT_EQ(out[0].data[0], kInf);
+      EXPECT_EQ(out[0].data[1], -0.0); // below -3: x * 0
+    } else {
+      EXPECT_EQ(out[0].data[0], 3.4e38);
+    }
+    EXPECT_NEAR(out[0].data[2], 5e37, 5e37 * 1e-15);
+  }
 
   std::vector<double> mish = evalAt(OpKind::Mish);
   EXPECT_NEAR(mish[5], 0.8650983882673103, 1e-15);
