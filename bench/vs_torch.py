@@ -8,7 +8,8 @@ bf16, runs through `kiln run` on inputs salted with NaN, infinities, signed
 zeros, subnormals, overflow edges and large offsets, and the output is
 compared with what PyTorch's own CUDA kernels give for the same inputs.
 
-NaN, +inf and -inf must sit in the same places. A finite element agrees
+NaN, +inf and -inf must sit in the same places, or where they do not, the
+float64 run must side with Kiln. A finite element agrees
 when it is within `atol + ulps * ulp(torch)` (ulp of the output dtype) of
 PyTorch's, or at least as close as PyTorch's to the same ops run by PyTorch
 in float64: Kiln rounds differently from PyTorch in places on purpose (a
@@ -411,6 +412,132 @@ def chain_cases():
     return cases
 
 
+# Random fused graphs: op name -> (kg attributes, torch function).
+RANDOM_UNARY = [
+    ("neg", "", lambda x: -x), ("abs", "", torch.abs),
+    ("exp", "", torch.exp), ("log", "", torch.log),
+    ("sqrt", "", torch.sqrt), ("rsqrt", "", torch.rsqrt),
+    ("relu", "", torch.relu), ("sigmoid", "", torch.sigmoid),
+    ("tanh", "", torch.tanh), ("swish", "", F.silu), ("gelu", "", F.gelu),
+    ("gelu", ', approximate="tanh"', lambda x: F.gelu(x, approximate="tanh")),
+    ("leaky_relu", ", negative_slope=0.2", lambda x: F.leaky_relu(x, 0.2)),
+    ("hardtanh", ", min_val=-2.0, max_val=1.5",
+     lambda x: F.hardtanh(x, -2.0, 1.5)),
+    ("clamp", ", min=-0.75", lambda x: torch.clamp(x, min=-0.75)),
+    ("hardswish", "", F.hardswish), ("mish", "", F.mish),
+    ("softplus", ", beta=2.0, threshold=3.0",
+     lambda x: F.softplus(x, 2.0, 3.0)),
+]
+RANDOM_BINARY = [("add", torch.add), ("sub", torch.sub), ("mul", torch.mul),
+                 ("div", torch.div), ("maximum", torch.maximum),
+                 ("minimum", torch.minimum)]
+RANDOM_REDUCE = [("sum", torch.sum), ("mean", torch.mean),
+                 ("max", torch.amax), ("min", torch.amin),
+                 ("logsumexp", torch.logsumexp)]
+
+
+def random_case(i, rng):
+    """A random graph of 4-9 elementwise ops over x [5, 8, 33] and broadcast
+    operands, with at most one group_norm and some keepdim reductions, whose
+    values feed several later ops (a DAG); one output of x's shape."""
+    full = [5, 8, 33]
+
+    def broadcast(p, q):
+        n = max(len(p), len(q))
+        p, q = [1] * (n - len(p)) + p, [1] * (n - len(q)) + q
+        return [max(a, b) for a, b in zip(p, q)]
+
+    lines, steps = [], []  # steps: torch closures over the value list
+    names = ["x"]  # values by index; 0 is x
+    shapes = [full]
+    others = {"y": [8, 1], "z": [33], "s": []}
+    used_gn = False
+
+    def pick():  # recent values more often
+        k = len(names)
+        return min(k - 1, int(k * (1 - rng.random() ** 2)))
+
+    for n in range(rng.randint(4, 9)):
+        out = f"v{n}"
+        r = rng.random()
+        a = pick()
+        if r < 0.45:
+            op, attrs, fn = rng.choice(RANDOM_UNARY)
+            lines.append(f"  {out} = {op}({names[a]}{attrs})")
+            steps.append(lambda v, a=a, fn=fn: fn(v[a]))
+            shape = shapes[a]
+        elif r < 0.85:
+            op, fn = rng.choice(RANDOM_BINARY)
+            q = rng.random()
+            if q < 0.5:
+                b = pick()
+                lines.append(f"  {out} = {op}({names[a]}, {names[b]})")
+                steps.append(lambda v, a=a, b=b, fn=fn: fn(v[a], v[b]))
+                shape = broadcast(shapes[a], shapes[b])
+            elif q < 0.8:
+                o = rng.choice(sorted(others))
+                lines.append(f"  {out} = {op}({names[a]}, {o})")
+                steps.append(lambda v, a=a, o=o, fn=fn: fn(v[a], v[o]))
+                shape = broadcast(shapes[a], others[o])
+            else:
+                lit = rng.choice([2.0, 0.5, -1.25, 3.0, 0.1])
+                lines.append(f"  {out} = {op}({names[a]}, {lit})")
+                steps.append(lambda v, a=a, lit=lit, fn=fn: fn(
+                    v[a], torch.tensor(lit, dtype=v[a].dtype,
+                                       device=v[a].device)))
+                shape = shapes[a]
+        elif r < 0.93 or used_gn:
+            op, fn = rng.choice(RANDOM_REDUCE)
+            d = rng.choice([1, 2])
+            lines.append(f"  {out} = {op}({names[a]}, dim={d}, keepdim=true)")
+            steps.append(lambda v, a=a, d=d, fn=fn: fn(v[a], d, True))
+            shape = list(shapes[a])
+            shape[d] = 1
+        else:
+            used_gn = True
+            a = max(k for k in range(len(names)) if shapes[k] == full)
+            groups = rng.choice([2, 4])
+            lines.append(f"  {out} = group_norm({names[a]}, g, b, "
+                         f"groups={groups})")
+            steps.append(lambda v, a=a, G=groups: F.group_norm(
+                v[a], G, v["g"], v["b"]))
+            shape = full
+        names.append(out)
+        shapes.append(shape)
+    last = len(names) - 1
+    if shapes[last] != full:
+        lines.append(f"  out = add({names[last]}, x)")
+        steps.append(lambda v, a=last: v[a] + v[0])
+        names.append("out")
+    kg = ("graph t(x: f32[5, 8, 33], y: f32[8, 1], z: f32[33], s: f32[]) {\n"
+          "  param g: f32[8]\n  param b: f32[8]\n" + "\n".join(lines) +
+          f"\n  return {names[-1]}\n}}\n")
+
+    def fn(t):
+        vals = [t["x"]]
+        for step in steps:
+            vals.append(step(_Values(vals, t)))
+        return vals[-1]
+
+    return Case(f"random {i}: " + "; ".join(l.strip() for l in lines), "f32",
+                kg, {"x": (full, "f32", "nan_some"), "y": ([8, 1], "f32",
+                                                            "normal"),
+                     "z": ([33], "f32", "normal"), "s": ([], "f32", "normal")},
+                fn, ulps=64, atol=1e-5,
+                params={"g": ([8], "f32", "normal"),
+                        "b": ([8], "f32", "normal")})
+
+
+class _Values:
+    """The value list of a random graph, also indexed by input name."""
+
+    def __init__(self, vals, named):
+        self.vals, self.named = vals, named
+
+    def __getitem__(self, k):
+        return self.named[k] if isinstance(k, str) else self.vals[k]
+
+
 def fill(shape, dt, kind, gen):
     if kind == "small":
         n = math.prod(shape)
@@ -425,6 +552,10 @@ def fill(shape, dt, kind, gen):
         x[torch.randperm(x.numel(), generator=gen)[:6]] = torch.tensor(
             [math.nan, math.inf, -math.inf, math.nan, math.inf, -math.inf],
             dtype=x.dtype, device=x.device)
+        return x.reshape(shape)
+    if kind == "nan_some":  # normal, with a few NaN
+        x = make_input(shape, dt, "normal", gen).flatten()
+        x[torch.randperm(x.numel(), generator=gen)[:3]] = math.nan
         return x.reshape(shape)
     if kind == "lse_rows":
         x = make_input(shape, dt, "normal", gen)
@@ -445,18 +576,25 @@ def compare(k, t, t64, dt, ulps, atol):
     if k.numel() != t.numel():
         return False, math.inf, 0, f"size {k.numel()} vs {t.numel()}"
     msgs = []
+    special_closer = 0
     for name, f in (("NaN", torch.isnan), ("+inf", lambda v: v == math.inf),
                     ("-inf", lambda v: v == -math.inf)):
-        mk, mt = f(k), f(t)
-        bad = (mk != mt).nonzero().flatten()
+        mk, mt, mr = f(k), f(t), f(t64)
+        differ = mk != mt
+        # Where the float64 run sides with Kiln (gelu's far negative tail is
+        # a tiny negative number, so its sqrt is NaN; PyTorch's f32 gelu is
+        # -0.0 there), Kiln is the closer one.
+        special_closer += (differ & (mk == mr)).sum().item()
+        bad = (differ & (mk != mr)).nonzero().flatten()
         if bad.numel():
             i = bad[0].item()
             msgs.append(f"{name} at {bad.numel()} places, e.g. [{i}] kiln "
-                        f"{k[i].item()!r} torch {t[i].item()!r}")
+                        f"{k[i].item()!r} torch {t[i].item()!r} float64 "
+                        f"{t64[i].item()!r}")
     fin = torch.isfinite(k) & torch.isfinite(t)
     kf, tf, rf = k[fin], t[fin], t64[fin]
     if kf.numel() == 0:
-        return not msgs, 0.0, 0, "; ".join(msgs)
+        return not msgs, 0.0, special_closer, "; ".join(msgs)
     ulp = torch.clamp(tf.abs(), min=TINY[dt]) * EPS[dt]
     excess = (kf - tf).abs() - atol
     dist = torch.clamp(excess, min=0) / ulp
@@ -470,7 +608,8 @@ def compare(k, t, t64, dt, ulps, atol):
                     f"{dist[bad].max().item():.3g} ulp (> {ulps}) and farther "
                     f"from float64 than torch's, e.g. kiln {kf[i].item()!r} "
                     f"torch {tf[i].item()!r} float64 {rf[i].item()!r}")
-    return not msgs, worst, (~near & closer).sum().item(), "; ".join(msgs)
+    return not msgs, worst, (~near & closer).sum().item() + special_closer, \
+        "; ".join(msgs)
 
 
 def rel_vs_f64(y, ref):
@@ -531,6 +670,9 @@ def main():
     ap.add_argument("--only", default="", help="run cases whose name has it")
     ap.add_argument("--work", default="", help="scratch folder")
     ap.add_argument("--seed", type=int, default=35)
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="also N random fused graphs (f32: elementwise ops, "
+                    "broadcasts, keepdim reductions, group_norm)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -539,6 +681,9 @@ def main():
         cases += unary_cases(dt) + binary_cases(dt) + reduction_cases(dt) + \
             gn_cases(dt)
     cases += mixed_cases() + chain_cases()
+    import random
+    rng = random.Random(args.seed)
+    cases += [random_case(i, rng) for i in range(args.random)]
     cases = [c for c in cases if args.only in c.name]
     work = args.work or tempfile.mkdtemp(prefix="kiln-vs-torch-")
     env = dict(os.environ)
