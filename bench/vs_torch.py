@@ -62,17 +62,29 @@ def specials(dt):
     return vals
 
 
+def salting(kind, dt, n):
+    """The values an input of `kind` is salted with, and at how many of its
+    n places."""
+    if kind == "special":
+        vals = specials(dt)
+        return vals, min(n // 3, 4 * len(vals))
+    if kind == "nan_inf":  # for sums of products: no overflow edges
+        return [math.nan, math.inf, -math.inf], min(n, 6)
+    if kind == "nan_some":
+        return [math.nan], min(n, 3)
+    return [], 0
+
+
 def make_input(shape, dt, kind, gen):
-    """An input tensor on the GPU: normal (scale 3) values, then salted."""
+    """An input tensor on the GPU: normal (scale 3) values (about 1e4 for
+    "offset"), salted as salting() says."""
     n = math.prod(shape)
     x = torch.randn(n, generator=gen, dtype=torch.float64) * 3
     if kind == "offset":
         x = x * 0.3 + 1e4
-    elif kind == "positive":
-        x = x.abs() + 0.05
-    if kind == "special":
-        vals = torch.tensor(specials(dt), dtype=torch.float64)
-        k = min(n // 3, 4 * len(vals))
+    vals, k = salting(kind, dt, n)
+    if k:
+        vals = torch.tensor(vals, dtype=torch.float64)
         pos = torch.randperm(n, generator=gen)[:k]
         x[pos] = vals[torch.arange(k) % len(vals)]
     return x.reshape(shape).to(DTYPES[dt]).cuda()
@@ -547,16 +559,6 @@ def fill(shape, dt, kind, gen):
         x = make_input(shape, dt, "normal", gen)
         x[1, 0, 0] = math.nan  # poisons (sample 1, group 0) only
         return x
-    if kind == "nan_inf":  # for sums of products: no overflow edges
-        x = make_input(shape, dt, "normal", gen).flatten()
-        x[torch.randperm(x.numel(), generator=gen)[:6]] = torch.tensor(
-            [math.nan, math.inf, -math.inf, math.nan, math.inf, -math.inf],
-            dtype=x.dtype, device=x.device)
-        return x.reshape(shape)
-    if kind == "nan_some":  # normal, with a few NaN
-        x = make_input(shape, dt, "normal", gen).flatten()
-        x[torch.randperm(x.numel(), generator=gen)[:3]] = math.nan
-        return x.reshape(shape)
     if kind == "lse_rows":
         x = make_input(shape, dt, "normal", gen)
         x[0, :] = -math.inf

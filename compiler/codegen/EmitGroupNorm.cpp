@@ -315,7 +315,7 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
     // op rounds to it), so its part is kept in that dtype: half the bytes
     // on chip, teams of half the blocks, half the team barriers per byte.
     const DType in = g.anchor->operand(0)->dtype();
-    const int partBytes = isHalf(in) ? 2 : 4;
+    const int partBytes = static_cast<int>(dtypeSize(in));
     TeamPlan p = planTeams(s, vec, partBytes, t);
     k.block = kTeamThreads;
     k.grid = static_cast<unsigned>(p.teams * p.teamBlocks);

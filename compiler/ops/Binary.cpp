@@ -48,54 +48,31 @@ static double nanMin(double a, double b) {
 /// exponents take shortcuts that differ from pow() at signed zeros and
 /// infinities ((-inf) ** 0.5 is NaN, not inf; (-0.0) ** -0.5 is -inf) and in
 /// rounding (x ** 2 is x * x). A tensor exponent, rank 0 or not, is pow().
-enum class PowForm {
-  Generic,
-  Sqrt,
-  Rsqrt,
-  Square,
-  Cube,
-  Reciprocal,
-  InvSquare
+/// Each row: the exponent, the CUDA expression of the base {0}, and the
+/// reference's.
+struct PowShortcut {
+  double exponent;
+  const char *cuda;
+  double (*ref)(double);
+};
+constexpr PowShortcut kPowShortcuts[] = {
+    {0.5, "sqrtf({0})", [](double a) { return std::sqrt(a); }},
+    {-0.5, "(1.0f / sqrtf({0}))", [](double a) { return 1.0 / std::sqrt(a); }},
+    {2, "({0} * {0})", [](double a) { return a * a; }},
+    {3, "({0} * {0} * {0})", [](double a) { return a * a * a; }},
+    {-1, "(1.0f / {0})", [](double a) { return 1.0 / a; }},
+    {-2, "(1.0f / ({0} * {0}))", [](double a) { return 1.0 / (a * a); }},
 };
 
-static PowForm powForm(const Node &n) {
+/// The shortcut node n (a pow) takes, or null.
+static const PowShortcut *powShortcut(const Node &n) {
   const Value &e = *n.operand(1);
   if (n.op() != OpKind::Pow || !e.isLiteral())
-    return PowForm::Generic;
-  const double p = e.literal();
-  if (p == 0.5)
-    return PowForm::Sqrt;
-  if (p == -0.5)
-    return PowForm::Rsqrt;
-  if (p == 2)
-    return PowForm::Square;
-  if (p == 3)
-    return PowForm::Cube;
-  if (p == -1)
-    return PowForm::Reciprocal;
-  if (p == -2)
-    return PowForm::InvSquare;
-  return PowForm::Generic;
-}
-
-static double applyPow(PowForm f, double a, double b) {
-  switch (f) {
-  case PowForm::Sqrt:
-    return std::sqrt(a);
-  case PowForm::Rsqrt:
-    return 1.0 / std::sqrt(a);
-  case PowForm::Square:
-    return a * a;
-  case PowForm::Cube:
-    return a * a * a;
-  case PowForm::Reciprocal:
-    return 1.0 / a;
-  case PowForm::InvSquare:
-    return 1.0 / (a * a);
-  case PowForm::Generic:
-    break;
-  }
-  return std::pow(a, b);
+    return nullptr;
+  for (const PowShortcut &p : kPowShortcuts)
+    if (e.literal() == p.exponent)
+      return &p;
+  return nullptr;
 }
 
 static double applyBinary(OpKind k, double a, double b) {
@@ -122,10 +99,10 @@ static double applyBinary(OpKind k, double a, double b) {
 static llvm::Expected<RefTensor>
 evalBinary(const Node &n, llvm::ArrayRef<const RefTensor *> ops) {
   OpKind k = n.op();
-  if (PowForm f = powForm(n); f != PowForm::Generic)
-    return ref::mapBinary(
-        *ops[0], *ops[1], n.result()->dtype(), n.result()->shape().sizes(),
-        [f](double a, double b) { return applyPow(f, a, b); });
+  if (const PowShortcut *p = powShortcut(n))
+    return ref::mapBinary(*ops[0], *ops[1], n.result()->dtype(),
+                          n.result()->shape().sizes(),
+                          [p](double a, double) { return p->ref(a); });
   return ref::mapBinary(
       *ops[0], *ops[1], n.result()->dtype(), n.result()->shape().sizes(),
       [k](double a, double b) { return applyBinary(k, a, b); });
@@ -146,22 +123,8 @@ static std::string cudaBinary(const Node &n, llvm::ArrayRef<std::string> a) {
   case OpKind::Minimum:
     return fmt::format("kiln::nanMin({}, {})", a[0], a[1]);
   case OpKind::Pow:
-    switch (powForm(n)) {
-    case PowForm::Sqrt:
-      return fmt::format("sqrtf({})", a[0]);
-    case PowForm::Rsqrt:
-      return fmt::format("(1.0f / sqrtf({}))", a[0]);
-    case PowForm::Square:
-      return fmt::format("({0} * {0})", a[0]);
-    case PowForm::Cube:
-      return fmt::format("({0} * {0} * {0})", a[0]);
-    case PowForm::Reciprocal:
-      return fmt::format("(1.0f / {})", a[0]);
-    case PowForm::InvSquare:
-      return fmt::format("(1.0f / ({0} * {0}))", a[0]);
-    case PowForm::Generic:
-      break;
-    }
+    if (const PowShortcut *p = powShortcut(n))
+      return fmt::format(fmt::runtime(p->cuda), a[0]);
     return fmt::format("powf({}, {})", a[0], a[1]);
   default:
     llvm_unreachable("not a binary op");

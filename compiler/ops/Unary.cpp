@@ -77,6 +77,7 @@ struct UnaryAttrs {
 
 UnaryAttrs readUnaryAttrs(const Node &n) {
   UnaryAttrs a;
+  a.f32Math = n.result()->dtype() != DType::F64;
   switch (n.op()) {
   case OpKind::LeakyRelu:
     a.slope = n.getFloat("negative_slope");
@@ -187,7 +188,6 @@ double applyUnary(OpKind k, const UnaryAttrs &a, double x) {
 llvm::Expected<RefTensor> evalUnary(const Node &n,
                                     llvm::ArrayRef<const RefTensor *> ops) {
   UnaryAttrs a = readUnaryAttrs(n);
-  a.f32Math = n.result()->dtype() != DType::F64;
   OpKind k = n.op();
   return ref::mapUnary(*ops[0], n.result()->dtype(),
                        [&](double x) { return applyUnary(k, a, x); });
