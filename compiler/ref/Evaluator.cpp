@@ -9,7 +9,9 @@
 
 #include <cassert>
 #include <chrono>
+#include <cmath>
 #include <fmt/format.h>
+#include <optional>
 
 namespace kiln {
 
@@ -129,6 +131,45 @@ checkMemory(const Graph &g,
       bytesStr(maxBytes));
 }
 
+/// The reference holds i64 values in double, exact only within
+/// +-(2^53 - 1): any integer result beyond may have been rounded (2^53 + 1
+/// rounds to 2^53), so it is refused rather than returned wrong.
+constexpr double kMaxExactInteger = 9007199254740991.0;
+
+/// The first element of an i64 tensor beyond kMaxExactInteger, if any.
+std::optional<int64_t> firstInexactInteger(const RefTensor &t) {
+  if (t.dtype != DType::I64)
+    return std::nullopt;
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    if (!(std::abs(t.data[i]) <= kMaxExactInteger))
+      return i;
+  return std::nullopt;
+}
+
+std::string inexactIntegerText(const RefTensor &t, int64_t i,
+                               const std::string &what) {
+  return fmt::format(
+      "{} has a value beyond +-(2^53 - 1) at element {} of {} (about "
+      "{:.17g}): the "
+      "float64 reference evaluator holds i64 values exactly only within that "
+      "range (PyTorch's int64 arithmetic is exact, or wraps, beyond it); use "
+      "smaller values",
+      what, i, sizesStr(t.shape), t.data[i]);
+}
+
+/// Inputs and params of dtype i64 within kMaxExactInteger.
+llvm::Error checkExactIntegers(llvm::StringRef kind,
+                               llvm::ArrayRef<Value *> declared,
+                               llvm::ArrayRef<RefTensor> given) {
+  for (size_t i = 0; i < given.size(); ++i)
+    if (std::optional<int64_t> at = firstInexactInteger(given[i]))
+      return userError("{}",
+                       inexactIntegerText(given[i], *at,
+                                          fmt::format("{} '{}'", kind.str(),
+                                                      declared[i]->name())));
+  return llvm::Error::success();
+}
+
 } // namespace
 
 double roundToDType(double v, DType t) {
@@ -159,6 +200,10 @@ evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
     return e;
   std::vector<llvm::SmallVector<unsigned, 3>> freed = freedAfter(g);
   if (llvm::Error e = checkMemory(g, freed, opts.maxBytes))
+    return e;
+  if (llvm::Error e = checkExactIntegers("input", g.inputs(), inputs))
+    return e;
+  if (llvm::Error e = checkExactIntegers("param", g.params(), params))
     return e;
 
   // Caller-owned tensors by pointer, results and literals owned here.
@@ -214,6 +259,11 @@ evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
     owned[id] = std::move(*r);
     if (narrow)
       roundInPlace(owned[id], dt);
+    if (std::optional<int64_t> at = firstInexactInteger(owned[id]))
+      return diag(n.loc(), "{}: {}", n.info().name.str(),
+                  inexactIntegerText(
+                      owned[id], *at,
+                      fmt::format("its result '{}'", n.result()->name())));
     at[id] = &owned[id];
     for (unsigned dead : freed[i])
       owned[dead] = RefTensor();

@@ -158,3 +158,38 @@ TEST(RefEvaluator, RoundToDTypeMatchesTheFormats) {
   EXPECT_TRUE(std::isnan(roundToDType(NAN, DType::BF16)));
   EXPECT_EQ(roundToDType(0.1, DType::F32), 0.1); // f32: left as is
 }
+
+// i64 values are held in double, exact only within +-(2^53 - 1): an input,
+// a param or a result beyond is refused, never returned rounded (2^53 + 1
+// would come back as 2^53). Within the range integer arithmetic is exact.
+TEST(RefEvaluator, RefusesI64ValuesBeyondExactDoubles) {
+  constexpr double kMax = 9007199254740991.0; // 2^53 - 1
+  GraphBuilder b("ints");
+  Value *x = b.input("x", DType::I64, {3});
+  Value *w = b.param("w", DType::I64, {3});
+  b.output(b.add(x, w));
+  std::unique_ptr<Graph> g = finish(b);
+  ASSERT_TRUE(g);
+  auto ints = [](std::vector<double> v) {
+    RefTensor t(DType::I64, {static_cast<int64_t>(v.size())});
+    t.data = std::move(v);
+    return t;
+  };
+  llvm::Expected<std::vector<RefTensor>> ok =
+      evaluate(*g, {ints({kMax - 7, -kMax, 5})}, {ints({7, 0, -3})});
+  ASSERT_TRUE(bool(ok)) << errorToString(ok.takeError());
+  EXPECT_EQ((*ok)[0].data, std::vector<double>({kMax, -kMax, 2}));
+
+  std::string msg = evalError(*g, {ints({1, 2, kMax + 1})}, {ints({0, 0, 0})});
+  EXPECT_NE(msg.find("input 'x' has a value beyond +-(2^53 - 1) at element 2 "
+                     "of [3] (about 9007199254740992)"),
+            std::string::npos)
+      << msg;
+  msg = evalError(*g, {ints({1, 2, 3})}, {ints({0, -kMax - 1, 0})});
+  EXPECT_NE(msg.find("param 'w' has a value beyond"), std::string::npos) << msg;
+  // A result of 2^53 is refused though exact here: it is also what 2^53 + 1
+  // rounds to.
+  msg = evalError(*g, {ints({1, kMax, 3})}, {ints({0, 1, 0})});
+  EXPECT_NE(msg.find("add: its result"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("at element 1 of [3]"), std::string::npos) << msg;
+}
