@@ -136,7 +136,7 @@ llvm::Expected<std::unique_ptr<Graph>> specialize(const Graph &g,
     }
     llvm::SmallVector<NamedAttr, 4> attrs;
     for (const auto &[name, a] : n->attrs())
-      attrs.push_back({name, a, n->loc()});
+      attrs.push_back({name, a, n->attrLoc(name)});
     llvm::Expected<Value *> r =
         out->addNode(n->op(), operands, attrs, n->result()->name(), n->loc());
     if (!r)

@@ -107,6 +107,10 @@ Executable::compile(const Graph &g,
   }
   const auto afterProbe = std::chrono::steady_clock::now();
   exe->target_ = targetOf(traits ? &*traits : nullptr, opts.arch);
+  if (traits && opts.arch.empty())
+    if (llvm::Error e = rt::checkArch(exe->target_.arch))
+      return userError("GPU 0 ({}) cannot run Kiln's kernels: {}",
+                       traits->info.name, llvm::toString(std::move(e)));
   exe->plan_ = partitionGraph(*exe->graph_);
   llvm::Expected<std::vector<EmittedKernel>> ks =
       generateKernels(*exe->graph_, exe->plan_, exe->target_);
@@ -203,7 +207,7 @@ Executable::buildKernels(const CompileOptions &opts,
       cubins.emplace_back();
       continue;
     }
-    builds_.push_back({r->key, r->source, r->compileMs, r->log});
+    builds_.push_back({r->key, r->source, r->compileMs, r->log, r->stored});
     cubins.push_back(r->cubin);
   }
   if (opening.valid()) {

@@ -55,7 +55,8 @@ struct KernelBuild {
   std::string key;
   rt::CacheLookup::Source source = rt::CacheLookup::Source::Compiled;
   double compileMs = 0;
-  std::string log; // NVRTC warnings
+  std::string log;     // NVRTC warnings
+  bool stored = false; // compiled now and written to the disk cache
 };
 
 /// Optional per-kernel timing of a run: events[i] is recorded just before

@@ -58,8 +58,12 @@ llvm::Expected<Execution> executeReference(const Graph &g,
   std::vector<RefTensor> refInputs, refParams;
   for (const HostTensor &t : inputs)
     refInputs.push_back(toRef(t));
-  for (const HostTensor &t : bound->values)
+  // Each parameter's file copy goes once it is converted: with large
+  // weights only one is held twice at a time.
+  for (HostTensor &t : bound->values) {
     refParams.push_back(toRef(t));
+    t = HostTensor();
+  }
   llvm::Expected<std::vector<RefTensor>> outs =
       evaluate(*run.specialized, refInputs, refParams, opts);
   if (!outs)

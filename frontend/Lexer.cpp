@@ -200,6 +200,15 @@ llvm::Expected<Token> Lexer::next() {
   }
   if (c == '%')
     return diag(here(), "'%' must be followed by a name or number, as in %0");
+  if (pos_ == 0 && c == '\xef' && at(1) == '\xbb' && at(2) == '\xbf')
+    return diag(here(), "the file starts with a UTF-8 byte order mark; save "
+                        "it without one");
+  if (static_cast<unsigned char>(c) >= 0x80)
+    return diag(here(),
+                "unexpected non-ASCII character ({}) in a .kg file: names "
+                "and punctuation are ASCII (other text may stand only in "
+                "comments and strings)",
+                describeChar(c));
   return diag(here(), "unexpected character {} in a .kg file", describeChar(c));
 }
 

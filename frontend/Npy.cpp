@@ -65,9 +65,18 @@ void byteSwap(std::vector<uint8_t> &bytes, unsigned itemSize) {
 /// Splits the file into header text and data; checks magic and version.
 llvm::Error splitFile(llvm::StringRef path, llvm::StringRef file,
                       llvm::StringRef &header, llvm::StringRef &data) {
-  if (!file.startswith(kMagic) || file.size() < 8)
-    return fileError(path, "not a .npy file (it does not start with the "
-                           "magic string \\x93NUMPY)");
+  if (file.startswith(kMagic) && file.size() < 8)
+    return fileError(path, "truncated .npy header ({} bytes in the file)",
+                     file.size());
+  // A .safetensors file starts with its JSON header's length, then '{'.
+  const bool safetensors = file.size() > 8 && file[8] == '{';
+  if (!file.startswith(kMagic))
+    return fileError(path,
+                     "not a .npy file (it does not start with the "
+                     "magic string \\x93NUMPY){}",
+                     safetensors ? "; it looks like a .safetensors file: "
+                                   "give it that extension"
+                                 : "");
   unsigned major = static_cast<uint8_t>(file[6]);
   unsigned minor = static_cast<uint8_t>(file[7]);
   if (major < 1 || major > 3 || minor != 0)

@@ -101,6 +101,10 @@ llvm::Expected<uint64_t> parseSize(llvm::StringRef text) {
                                    "GiB, TiB)",
                                    text.str(), unit));
   double bytes = std::round(value * it->second);
+  // 0 means no limit: a size that rounds to it is not that.
+  if (bytes == 0 && value != 0)
+    return configError(
+        fmt::format("'{}' is less than a byte ({})", text.str(), examples));
   if (!(bytes < 0x1p62))
     return configError(fmt::format("'{}' is too large", text.str()));
   return static_cast<uint64_t>(bytes);

@@ -190,8 +190,8 @@ CacheStats CacheDirectory::stats() const {
   return s;
 }
 
-void CacheDirectory::zeroStats() const {
-  updateCounters(statsPath(), [](Counters &c) {
+bool CacheDirectory::zeroStats() const {
+  return updateCounters(statsPath(), [](Counters &c) {
     c["hits"] = c["misses"] = c["saved_us"] = 0;
     c["zeroed"] = static_cast<int64_t>(std::time(nullptr));
   });
@@ -199,7 +199,9 @@ void CacheDirectory::zeroStats() const {
 
 bool CacheDirectory::removeEntry(llvm::StringRef key) const {
   bool removed = ::unlink(entryPath(key).c_str()) == 0;
+  int why = errno; // for the caller, past the counter's unlink
   ::unlink(hitsPath(key).c_str());
+  errno = why;
   return removed;
 }
 
@@ -208,10 +210,17 @@ CacheDirectory::remove(std::vector<EntryFile> all, size_t victims,
                        const std::vector<StrayFile> &stray) const {
   CleanupReport r;
   for (size_t i = 0; i < all.size(); ++i) {
-    if (i < victims && removeEntry(all[i].key)) {
-      ++r.removedEntries;
-      r.removedBytes += all[i].bytes;
-      continue;
+    if (i < victims) {
+      if (removeEntry(all[i].key)) {
+        ++r.removedEntries;
+        r.removedBytes += all[i].bytes;
+        continue;
+      }
+      if (errno == ENOENT) // another process removed it first
+        continue;
+      if (r.failedEntries++ == 0)
+        r.failure = fmt::format("cannot remove {}: {}", entryPath(all[i].key),
+                                errnoText());
     }
     ++r.entries;
     r.bytes += all[i].bytes;

@@ -65,6 +65,10 @@ struct CleanupReport {
   size_t removedStray = 0; // stale temporary files, orphan counters
   size_t entries = 0;
   uint64_t bytes = 0;
+  /// Entries that were to go but could not be removed (a read-only
+  /// directory, say), and why the first of them could not.
+  size_t failedEntries = 0;
+  std::string failure;
 };
 
 /// Cleanup brings a directory over its limit down to this share of it, so
@@ -95,7 +99,8 @@ public:
   /// from a running total that a full scan corrects every 64 stores.
   bool recordMiss(uint64_t storedBytes, uint64_t maxBytes) const;
   CacheStats stats() const;
-  void zeroStats() const;
+  /// False when the statistics file cannot be written.
+  bool zeroStats() const;
 
   /// Removes stale temporary files and orphan counters and, when the
   /// entries exceed `maxBytes` (0: no limit), the least recently used ones

@@ -237,6 +237,7 @@ KernelCache::getOrCompile(const CompileRequest &req,
         std::make_shared<const std::vector<char>>(std::move(compiled->cubin));
     if (disk_) {
       uint64_t stored = storeOnDisk(out.key, req, full, *out.cubin);
+      out.stored = stored > 0;
       if (disk_->recordMiss(stored, opts_.maxBytes))
         disk_->cleanup(opts_.maxBytes);
     }

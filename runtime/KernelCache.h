@@ -124,6 +124,7 @@ struct CacheLookup {
   enum class Source { Memory, Disk, Compiled } source = Source::Compiled;
   double compileMs = 0; // time spent compiling now (0 on a hit)
   std::string log;      // NVRTC warnings when compiled now
+  bool stored = false;  // compiled now and written to the disk layer
 };
 
 class KernelCache {

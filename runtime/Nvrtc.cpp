@@ -18,6 +18,10 @@ std::string nvrtcVersionString() {
   return fmt::format("{}.{}", major, minor);
 }
 
+/// The oldest arch Kiln's templates compile for: they use sm_80's
+/// __reduce_*_sync and cp.async.
+constexpr unsigned kMinArch = 80;
+
 llvm::Error checkArch(llvm::StringRef arch) {
   int count = 0;
   std::vector<int> archs;
@@ -33,12 +37,20 @@ llvm::Error checkArch(llvm::StringRef arch) {
       digits = digits.drop_back();
     if (!digits.getAsInteger(10, number) &&
         (archs.empty() ||
-         std::find(archs.begin(), archs.end(), int(number)) != archs.end()))
-      return llvm::Error::success();
+         std::find(archs.begin(), archs.end(), int(number)) != archs.end())) {
+      if (number >= kMinArch)
+        return llvm::Error::success();
+      return llvm::createStringError(
+          std::errc::invalid_argument,
+          "'%s' is older than Kiln's kernels allow: they need sm_%u or newer "
+          "(Ampere's warp reductions and asynchronous copies)",
+          arch.str().c_str(), kMinArch);
+    }
   }
   std::string known;
   for (int a : archs)
-    known += fmt::format("{}sm_{}", known.empty() ? "" : ", ", a);
+    if (a >= static_cast<int>(kMinArch))
+      known += fmt::format("{}sm_{}", known.empty() ? "" : ", ", a);
   return llvm::createStringError(
       std::errc::invalid_argument,
       "'%s' is not an arch NVRTC %s compiles for; give sm_NN, one of: %s",

@@ -21,8 +21,9 @@ namespace kiln::rt {
 /// "13.0" — the NVRTC this binary runs with (part of the kernel cache key).
 std::string nvrtcVersionString();
 
-/// Success when NVRTC compiles for `arch` ("sm_90", "sm_90a", "sm_100f");
-/// otherwise an error that lists the archs it does compile for.
+/// Success when NVRTC compiles for `arch` ("sm_90", "sm_90a", "sm_100f")
+/// and it is sm_80 or newer, as Kiln's kernels need; otherwise an error that
+/// lists the archs it could be.
 llvm::Error checkArch(llvm::StringRef arch);
 
 /// A header NVRTC may #include by `name` ("kiln/groupnorm.cuh").

@@ -50,6 +50,13 @@ bool Node::hasAttr(llvm::StringRef name) const {
   return llvm::any_of(attrs_, [&](const auto &p) { return p.first == name; });
 }
 
+const SourceLoc &Node::attrLoc(llvm::StringRef name) const {
+  for (const auto &[n, l] : attrLocs_)
+    if (n == name)
+      return l;
+  return loc_;
+}
+
 int64_t Node::getInt(llvm::StringRef name) const {
   std::optional<Attr> a = attr(name);
   assert(a && a->kind() == AttrKind::Int && "missing int attribute");
@@ -312,6 +319,8 @@ llvm::Expected<Value *> Graph::addNode(OpKind op,
     if (!value)
       return value.takeError();
     node->attrs_.emplace_back(spec->name, std::move(*value));
+    if (na.loc.known())
+      node->attrLocs_.emplace_back(spec->name, aloc);
   }
   for (const AttrSpec &spec : info.attrs)
     if (spec.required && !seen.contains(spec.name))

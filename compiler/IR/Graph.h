@@ -110,6 +110,8 @@ public:
   /// The given attribute, else the schema default, else nullopt.
   std::optional<Attr> attr(llvm::StringRef name) const;
   bool hasAttr(llvm::StringRef name) const;
+  /// Where attribute `name` was written, else where the node was.
+  const SourceLoc &attrLoc(llvm::StringRef name) const;
   // Typed accessors; assert that the attribute (or its default) exists.
   int64_t getInt(llvm::StringRef name) const;
   double getFloat(llvm::StringRef name) const;
@@ -122,6 +124,7 @@ private:
   OpKind op_ = OpKind::Add;
   llvm::SmallVector<Value *, 3> operands_;
   llvm::SmallVector<std::pair<std::string, Attr>, 4> attrs_;
+  llvm::SmallVector<std::pair<std::string, SourceLoc>, 2> attrLocs_;
   Value *result_ = nullptr;
   SourceLoc loc_;
 };

@@ -60,20 +60,21 @@ static llvm::Error checkConvCommon(const Node &n) {
       values.push_back(a.getInt());
     for (int64_t v : values)
       if (v > kMaxDimSize || v < -kMaxDimSize)
-        return opError(n, "{} {} is out of range (at most {})", name, a.str(),
-                       kMaxDimSize);
+        return attrError(n, name, "{} {} is out of range (at most {})", name,
+                         a.str(), kMaxDimSize);
   }
   int64_t groups = n.getInt("groups");
   if (groups <= 0)
-    return opError(n, "groups must be positive, got {}", groups);
+    return attrError(n, "groups", "groups must be positive, got {}", groups);
   for (const char *a : {"stride", "dilation"})
     for (int64_t v : n.getInts(a))
       if (v <= 0)
-        return opError(n, "{} must be positive, got {}", a, n.attr(a)->str());
+        return attrError(n, a, "{} must be positive, got {}", a,
+                         n.attr(a)->str());
   for (int64_t v : n.getInts("padding"))
     if (v < 0)
-      return opError(n, "padding must be non-negative, got {}",
-                     n.attr("padding")->str());
+      return attrError(n, "padding", "padding must be non-negative, got {}",
+                       n.attr("padding")->str());
   return llvm::Error::success();
 }
 
@@ -102,8 +103,9 @@ static llvm::Expected<TensorType> inferConv2d(const Node &n) {
                    x.name(), cin, w.name(), w.shape().str(), groups,
                    w.shape()[1].size * groups);
   if (cout % groups != 0)
-    return opError(n, "out_channels {} is not divisible by groups={}", cout,
-                   groups);
+    return attrError(n, "groups",
+                     "out_channels {} is not divisible by groups={}", cout,
+                     groups);
   KILN_TRY(checkBias(n, cout));
   auto stride = n.getInts("stride"), pad = n.getInts("padding"),
        dil = n.getInts("dilation");
@@ -138,8 +140,9 @@ static llvm::Expected<TensorType> inferConvTranspose2d(const Node &n) {
                    "out_channels/groups, kH, kW])",
                    x.name(), cin, w.name(), w.shape().str(), w.shape()[0].size);
   if (cin % groups != 0)
-    return opError(n, "in_channels {} is not divisible by groups={}", cin,
-                   groups);
+    return attrError(n, "groups",
+                     "in_channels {} is not divisible by groups={}", cin,
+                     groups);
   int64_t cout = w.shape()[1].size * groups;
   KILN_TRY(checkBias(n, cout));
   auto stride = n.getInts("stride"), pad = n.getInts("padding"),
@@ -150,11 +153,11 @@ static llvm::Expected<TensorType> inferConvTranspose2d(const Node &n) {
   out.push_back(Dim(cout));
   for (int i = 0; i < 2; ++i) {
     if (outPad[i] < 0 || (outPad[i] >= stride[i] && outPad[i] >= dil[i]))
-      return opError(n,
-                     "output_padding {} must be non-negative and smaller "
-                     "than either stride {} or dilation {}",
-                     n.attr("output_padding")->str(), n.attr("stride")->str(),
-                     n.attr("dilation")->str());
+      return attrError(n, "output_padding",
+                       "output_padding {} must be non-negative and smaller "
+                       "than either stride {} or dilation {}",
+                       n.attr("output_padding")->str(), n.attr("stride")->str(),
+                       n.attr("dilation")->str());
     int64_t in = x.shape()[r - 2 + i].size, k = w.shape()[2 + i].size;
     int64_t size =
         (in - 1) * stride[i] - 2 * pad[i] + dil[i] * (k - 1) + outPad[i] + 1;

@@ -39,6 +39,15 @@ llvm::Error opError(const Node &node, fmt::format_string<Args...> f,
               fmt::format(f, std::forward<Args>(args)...));
 }
 
+/// An error about the value of attribute `attr`, at the attribute where it
+/// was written (else at the op).
+template <typename... Args>
+llvm::Error attrError(const Node &node, llvm::StringRef attr,
+                      fmt::format_string<Args...> f, Args &&...args) {
+  return diag(node.attrLoc(attr), "{}: {}", node.info().name.str(),
+              fmt::format(f, std::forward<Args>(args)...));
+}
+
 /// PyTorch broadcasting of two shapes; the error names both operands.
 llvm::Expected<Shape> broadcastShapes(const Node &node, const Shape &a,
                                       const Shape &b);

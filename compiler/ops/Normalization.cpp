@@ -17,12 +17,12 @@ static llvm::Expected<TensorType> inferGroupNorm(const Node &n) {
   KILN_TRY(requireStaticDim(n, x, 1, "the channel dim"));
   int64_t c = x.shape()[1].size, groups = n.getInt("groups");
   if (groups <= 0)
-    return opError(n, "groups must be positive, got {}", groups);
+    return attrError(n, "groups", "groups must be positive, got {}", groups);
   if (c % groups != 0)
-    return opError(n,
-                   "{} channels of '{}' {} do not split into {} groups; "
-                   "groups must divide the channel count",
-                   c, x.name(), x.shape().str(), groups);
+    return attrError(n, "groups",
+                     "{} channels of '{}' {} do not split into {} groups; "
+                     "groups must divide the channel count",
+                     c, x.name(), x.shape().str(), groups);
   for (unsigned i : {1u, 2u}) {
     const Value *p = n.operand(i);
     if (!p)

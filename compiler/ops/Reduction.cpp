@@ -24,13 +24,13 @@ llvm::Expected<llvm::SmallVector<int64_t, 4>> reducedDims(const Node &n) {
   for (int64_t d : given->getInts()) {
     int64_t nd = normalizeDim(d, s.rank());
     if (nd < 0)
-      return opError(n, "dim {} is out of range for '{}' {} (valid: {} to {})",
-                     d, n.operand(0)->name(), s.str(),
-                     -std::max<int64_t>(s.rank(), 1),
-                     std::max<int64_t>(s.rank(), 1) - 1);
+      return attrError(
+          n, "dim", "dim {} is out of range for '{}' {} (valid: {} to {})", d,
+          n.operand(0)->name(), s.str(), -std::max<int64_t>(s.rank(), 1),
+          std::max<int64_t>(s.rank(), 1) - 1);
     if (llvm::is_contained(seen, nd))
-      return opError(n, "dim {} appears more than once in {}", nd,
-                     given->str());
+      return attrError(n, "dim", "dim {} appears more than once in {}", nd,
+                       given->str());
     seen.push_back(nd);
     if (s.rank() > 0)
       dims.push_back(nd);

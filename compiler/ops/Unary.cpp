@@ -56,12 +56,13 @@ static llvm::Expected<TensorType> inferUnary(const Node &n) {
   if (n.op() == OpKind::Clamp && n.hasAttr("min") && n.hasAttr("max") &&
       n.getFloat("min") > n.getFloat("max"))
     // PyTorch then returns max everywhere; almost surely a mistake here.
-    return opError(n, "min {} is greater than max {}", n.attr("min")->str(),
-                   n.attr("max")->str());
+    return attrError(n, "max", "min {} is greater than max {}",
+                     n.attr("min")->str(), n.attr("max")->str());
   if (n.op() == OpKind::Hardtanh &&
       n.getFloat("min_val") > n.getFloat("max_val"))
-    return opError(n, "min_val {} is greater than max_val {}",
-                   n.attr("min_val")->str(), n.attr("max_val")->str());
+    return attrError(n, n.hasAttr("max_val") ? "max_val" : "min_val",
+                     "min_val {} is greater than max_val {}",
+                     n.attr("min_val")->str(), n.attr("max_val")->str());
   return t;
 }
 

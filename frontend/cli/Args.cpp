@@ -6,6 +6,15 @@
 
 namespace kiln::cli {
 
+char UsageError::ID = 0;
+
+llvm::Error asUsageError(llvm::Error err) {
+  return llvm::handleErrors(
+      std::move(err), [](const DiagError &e) -> llvm::Error {
+        return llvm::make_error<UsageError>(e.loc(), e.text());
+      });
+}
+
 std::string ParsedArgs::get(const std::string &opt,
                             const std::string &fallback) const {
   auto it = values.find(opt);

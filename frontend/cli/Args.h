@@ -7,6 +7,8 @@
 #ifndef KILN_CLI_ARGS_H
 #define KILN_CLI_ARGS_H
 
+#include "IR/Diagnostics.h"
+
 #include "llvm/Support/Error.h"
 
 #include <map>
@@ -22,6 +24,24 @@ enum ExitCode : int {
   ExitUsageError = 2, // bad command line
   ExitInternalError = 3,
 };
+
+/// A command line that parses but asks for what cannot be: an option value
+/// out of its choices or range, a name the graph does not have, options that
+/// do not go together. Printed as any user error; the exit code is 2.
+class UsageError : public llvm::ErrorInfo<UsageError, DiagError> {
+public:
+  static char ID;
+  using ErrorInfo::ErrorInfo;
+};
+
+template <typename... Args>
+llvm::Error usageError(fmt::format_string<Args...> f, Args &&...args) {
+  return llvm::make_error<UsageError>(
+      SourceLoc{}, fmt::format(f, std::forward<Args>(args)...));
+}
+
+/// `err` as a usage error (exit code 2), keeping its message.
+llvm::Error asUsageError(llvm::Error err);
 
 struct OptionSpec {
   const char *name;    // "--input"

@@ -91,12 +91,13 @@ int runBench(const ParsedArgs &args) {
   const Graph &graph = **g;
   int warmup = 5, iters = 20;
   if (args.has("--warmup") &&
-      llvm::StringRef(args.get("--warmup")).getAsInteger(10, warmup))
-    return reportError(userError("--warmup takes a count"));
+      (llvm::StringRef(args.get("--warmup")).getAsInteger(10, warmup) ||
+       warmup < 0))
+    return reportError(usageError("--warmup takes a count (0 or more)"));
   if (args.has("--iters") &&
       (llvm::StringRef(args.get("--iters")).getAsInteger(10, iters) ||
        iters < 1))
-    return reportError(userError("--iters takes a positive count"));
+    return reportError(usageError("--iters takes a positive count"));
 
   std::vector<HostTensor> inputs;
   if (args.has("--input")) {

@@ -27,7 +27,7 @@ const OptionSpec kFormatOption = {"--format", "FORMAT",
 llvm::Expected<bool> wantsJson(const ParsedArgs &args) {
   std::string f = args.get("--format", "text");
   if (f != "text" && f != "json")
-    return userError("--format must be text or json, not '{}'", f);
+    return usageError("--format must be text or json, not '{}'", f);
   return f == "json";
 }
 
@@ -76,11 +76,25 @@ llvm::Expected<CacheContext> openCache() {
 namespace {
 
 nlohmann::json reportJson(const rt::CleanupReport &r) {
-  return {{"removedEntries", r.removedEntries},
-          {"removedBytes", r.removedBytes},
-          {"removedLeftovers", r.removedStray},
-          {"entries", r.entries},
-          {"bytes", r.bytes}};
+  nlohmann::json j = {{"removedEntries", r.removedEntries},
+                      {"removedBytes", r.removedBytes},
+                      {"removedLeftovers", r.removedStray},
+                      {"entries", r.entries},
+                      {"bytes", r.bytes}};
+  if (r.failedEntries)
+    j["failedEntries"] = r.failedEntries, j["failure"] = r.failure;
+  return j;
+}
+
+/// An error on stderr for the entries a cleanup or clear left; true if any.
+bool reportFailedRemovals(const rt::CleanupReport &r) {
+  if (!r.failedEntries)
+    return false;
+  llvm::errs() << fmt::format("error: {} entr{} could not be removed; the "
+                              "first: {}\n",
+                              r.failedEntries,
+                              r.failedEntries == 1 ? "y" : "ies", r.failure);
+  return true;
 }
 
 std::string limitText(uint64_t maxBytes) {
@@ -199,19 +213,25 @@ int runCache(const ParsedArgs &args) {
     return reportError(ctx.takeError());
   rt::CacheSettings &s = ctx->settings;
   const rt::CacheDirectory &dir = *ctx->dir;
-  bool any = false;
+  bool any = false, failed = false;
   nlohmann::json out = nlohmann::json::object();
   if (args.has("--zero-stats")) {
     any = true;
-    if (ctx->exists)
-      dir.zeroStats();
-    out["zeroed"] = true;
-    if (!*json)
+    const bool zeroed = !ctx->exists || dir.zeroStats();
+    out["zeroed"] = zeroed;
+    if (!zeroed) {
+      llvm::errs() << fmt::format("error: cannot write the statistics in {}: "
+                                  "they were not zeroed\n",
+                                  s.directory);
+      failed = true;
+    } else if (!*json) {
       llvm::outs() << "statistics zeroed\n";
+    }
   }
   if (args.has("--clear")) {
     any = true;
     rt::CleanupReport r = dir.clear();
+    failed |= reportFailedRemovals(r);
     out["cleared"] = reportJson(r);
     if (!*json)
       llvm::outs() << fmt::format(
@@ -224,7 +244,7 @@ int runCache(const ParsedArgs &args) {
     llvm::Expected<uint64_t> bytes = rt::parseSize(text);
     if (!bytes)
       return reportError(
-          userError("-M/--max-size: {}", llvm::toString(bytes.takeError())));
+          usageError("-M/--max-size: {}", llvm::toString(bytes.takeError())));
     if (llvm::Error e = rt::setCacheConfigValue(s.directory, "max_size", text))
       return reportError(std::move(e));
     ctx->exists = true;
@@ -242,6 +262,7 @@ int runCache(const ParsedArgs &args) {
   if (args.has("--cleanup") || args.has("--max-size")) {
     any = true;
     rt::CleanupReport r = dir.cleanup(s.maxBytes);
+    failed |= reportFailedRemovals(r);
     out["cleanup"] = reportJson(r);
     if (!*json && (args.has("--cleanup") || r.removedEntries))
       printCleanup(r, s.maxBytes);
@@ -258,7 +279,7 @@ int runCache(const ParsedArgs &args) {
   }
   if (*json)
     printJson(out);
-  return ExitOk;
+  return failed ? ExitUserError : ExitOk;
 }
 
 } // namespace

@@ -89,7 +89,8 @@ llvm::Error sortRows(std::vector<Row> &rows, const std::string &by,
     std::string all;
     for (const char *n : names)
       all += std::string(all.empty() ? "" : ", ") + n;
-    return userError("--sort: unknown field '{}' (the fields are {})", by, all);
+    return usageError("--sort: unknown field '{}' (the fields are {})", by,
+                      all);
   }
   // Ties keep key order, so the output is the same run to run.
   std::stable_sort(rows.begin(), rows.end(), less);

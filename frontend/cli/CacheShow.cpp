@@ -145,9 +145,9 @@ int runShow(const ParsedArgs &args) {
   std::string only = args.get("--only", "all");
   if (only != "all" && only != "metadata" && only != "source" &&
       only != "ptx" && only != "sass")
-    return reportError(userError("--only must be metadata, source, ptx or "
-                                 "sass, not '{}'",
-                                 only));
+    return reportError(usageError("--only must be metadata, source, ptx or "
+                                  "sass, not '{}'",
+                                  only));
   llvm::Expected<CacheContext> ctx = openCache();
   if (!ctx)
     return reportError(ctx.takeError());

@@ -4,6 +4,7 @@
 
 #include "CacheArchive.h"
 #include "CacheFiles.h"
+#include "FileUtil.h"
 #include "IR/Diagnostics.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -152,12 +153,10 @@ int runImport(const ParsedArgs &args) {
   if (std::string why = rt::unsafeDirectoryReason(dir); !why.empty())
     return reportError(userError("{}", rt::unsafeDirectoryMessage(dir, why)));
   std::string path = args.positional[0];
-  auto buf = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
-                                                /*RequiresNullTerminator=*/
-                                                false);
+  // A pipe is read up to readWholeFile's limit (2 GiB), not without end.
+  auto buf = readWholeFile(path == "-" ? "/dev/stdin" : path);
   if (!buf)
-    return reportError(
-        userError("cannot read {}: {}", path, buf.getError().message()));
+    return reportError(buf.takeError());
   llvm::Expected<rt::ImportReport> r =
       rt::importCacheArchive(*ctx->dir, (*buf)->getBuffer());
   if (!r)
@@ -170,6 +169,11 @@ int runImport(const ParsedArgs &args) {
       r->imported == 1 ? "y" : "ies", rt::formatSize(r->bytes), dir, r->present,
       r->refused.empty() ? "" : fmt::format(", {} refused", r->refused.size()));
   rt::CleanupReport c = ctx->dir->cleanup(ctx->settings.maxBytes);
+  if (c.failedEntries)
+    llvm::errs() << fmt::format("warning: the cache is over its limit, and {} "
+                                "entr{} could not be evicted; the first: {}\n",
+                                c.failedEntries,
+                                c.failedEntries == 1 ? "y" : "ies", c.failure);
   if (c.removedEntries)
     llvm::outs() << fmt::format(
         "evicted {} least recently used entr{} ({}) "

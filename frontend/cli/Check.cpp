@@ -4,14 +4,21 @@
 #include "Execute.h"
 #include "IR/Printer.h"
 #include "Specialize.h"
+#include "Verifier.h"
 
 #include "llvm/Support/raw_ostream.h"
 
 namespace kiln::cli {
 
 int reportError(llvm::Error err) {
+  bool usage = false;
+  err = llvm::handleErrors(std::move(err),
+                           [&](std::unique_ptr<UsageError> e) -> llvm::Error {
+                             usage = true;
+                             return llvm::Error(std::move(e));
+                           });
   llvm::errs() << errorToString(std::move(err)) << "\n";
-  return ExitUserError;
+  return usage ? ExitUsageError : ExitUserError;
 }
 
 static int runCheck(const ParsedArgs &args) {
@@ -22,10 +29,13 @@ static int runCheck(const ParsedArgs &args) {
   if (args.has("--bind")) {
     llvm::Expected<DimBindings> b = parseBindings(args.all("--bind"));
     if (!b)
-      return reportError(b.takeError());
+      return reportError(asUsageError(b.takeError()));
     llvm::Expected<std::unique_ptr<Graph>> s = specialize(*graph, *b);
     if (!s)
       return reportError(s.takeError());
+    // What plan and run check too: sizes that fit 64-bit indexing.
+    if (llvm::Error e = verifyGraph(**s))
+      return reportError(std::move(e));
     graph = std::move(*s);
   }
   PrintOptions opts;

@@ -9,8 +9,10 @@
 #include "IR/Graph.h"
 #include "Safetensors.h"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace kiln::cli {
 
@@ -40,11 +42,18 @@ llvm::Error writeOutput(const std::string &name, const HostTensor &t,
                         const std::string &path);
 /// One line: type, min, max, mean, NaN count, first elements.
 std::string summarize(const Value &v, const HostTensor &t);
+/// kiln run's options beyond its files, checked before anything runs.
+struct RunOptions {
+  std::string device = "auto"; // auto, gpu or cpu
+  bool check = false;
+  std::optional<double> tolerance; // --tolerance, for --check
+  uint64_t maxBytes = 8ull << 30;  // --max-memory, for the reference
+};
 /// kiln run's GPU path (RunGpu.cpp).
 int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
              const SafetensorsFile *params, const std::string &paramPath,
              const std::map<std::string, std::string> &outputFiles,
-             const ParsedArgs &args);
+             const RunOptions &opts);
 
 /// The graph's input shapes once --bind binds every named dim.
 llvm::Expected<std::vector<llvm::SmallVector<int64_t, 6>>>
@@ -61,7 +70,8 @@ compileFromArgs(const ParsedArgs &args, CompileOptions opts);
 /// rewritten in place on a terminal, every 5 s otherwise, and at the end.
 std::function<void(size_t, size_t)> kernelProgress();
 
-/// Prints a user error to stderr and returns ExitUserError.
+/// Prints a user error to stderr and returns ExitUsageError for a
+/// UsageError, else ExitUserError.
 int reportError(llvm::Error err);
 
 } // namespace kiln::cli

@@ -26,7 +26,7 @@ boundInputShapes(const Graph &g, const ParsedArgs &args) {
   if (args.has("--bind")) {
     llvm::Expected<DimBindings> p = parseBindings(args.all("--bind"));
     if (!p)
-      return p.takeError();
+      return asUsageError(p.takeError());
     b = std::move(*p);
   }
   llvm::Expected<std::unique_ptr<Graph>> s = specialize(g, b);
@@ -35,11 +35,11 @@ boundInputShapes(const Graph &g, const ParsedArgs &args) {
   std::vector<llvm::SmallVector<int64_t, 6>> shapes;
   for (const Value *in : (*s)->inputs()) {
     if (!in->shape().isStatic())
-      return userError("input '{}' has shape {} with a named dim; give its "
-                       "size with --bind, e.g. --bind {}=1024",
-                       in->name(), in->shape().str(),
-                       (*s)->symbols().empty() ? std::string("N")
-                                               : (*s)->symbols()[0]);
+      return usageError("input '{}' has shape {} with a named dim; give its "
+                        "size with --bind, e.g. --bind {}=1024",
+                        in->name(), in->shape().str(),
+                        (*s)->symbols().empty() ? std::string("N")
+                                                : (*s)->symbols()[0]);
     shapes.push_back(in->shape().sizes());
   }
   return shapes;
@@ -71,7 +71,7 @@ static llvm::Expected<std::string> archOption(const ParsedArgs &args) {
     return std::string();
   std::string arch = args.get("--arch");
   if (llvm::Error e = rt::checkArch(arch))
-    return userError("--arch: {}", llvm::toString(std::move(e)));
+    return usageError("--arch: {}", llvm::toString(std::move(e)));
   return arch;
 }
 
@@ -116,8 +116,10 @@ static int runCompile(const ParsedArgs &args) {
   if (!exe)
     return reportError(exe.takeError());
   double total = 0;
+  size_t unstored = 0;
   for (size_t i = 0; i < (*exe)->kernels().size(); ++i) {
     const KernelBuild &b = (*exe)->builds()[i];
+    unstored += b.source == rt::CacheLookup::Source::Compiled && !b.stored;
     const char *how =
         b.source == rt::CacheLookup::Source::Compiled ? "miss, compiled"
         : b.source == rt::CacheLookup::Source::Disk   ? "hit (disk)"
@@ -136,7 +138,20 @@ static int runCompile(const ParsedArgs &args) {
       "cache; compile times sum to {:.1f} ms\n",
       (*exe)->kernels().size(), (*exe)->target().arch, (*exe)->kernelsReadyMs(),
       (*exe)->compiledKernels(), (*exe)->cachedKernels(), total);
-  return ExitOk;
+  // Filling the cache is the command's purpose: a kernel it could not store
+  // fails it, unless the user turned the disk cache off.
+  if (unstored == 0)
+    return ExitOk;
+  if (opts.cache.disableDisk) {
+    llvm::errs() << "note: KILN_CACHE_DISABLE is set: the kernels were "
+                    "compiled, and none was stored\n";
+    return ExitOk;
+  }
+  llvm::errs() << fmt::format(
+      "error: {} compiled kernel{} could not be stored in the kernel cache "
+      "(see the warning above); a later process will compile {} again\n",
+      unstored, unstored == 1 ? "" : "s", unstored == 1 ? "it" : "them");
+  return ExitUserError;
 }
 
 static const std::vector<OptionSpec> kTargetOptions = {

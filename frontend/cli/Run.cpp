@@ -11,6 +11,8 @@
 #include "Npy.h"
 #include "Safetensors.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -34,14 +36,17 @@ namedFiles(const std::vector<std::string> &specs,
       std::string known;
       for (Value *v : values)
         known += fmt::format("{}{}", known.empty() ? "" : ", ", v->name());
-      return userError("{} {}: the graph has no {} named '{}' (it has: {}); "
-                       "write {} NAME=FILE",
-                       option.str(), s,
-                       option == "--input" ? "input" : "output", name.str(),
-                       known, option.str());
+      return usageError("{} {}: the graph has no {} named '{}' (it has: {}); "
+                        "write {} NAME=FILE",
+                        option.str(), s,
+                        option == "--input" ? "input" : "output", name.str(),
+                        known, option.str());
     }
+    if (file.empty())
+      return usageError("{} {}: no file is named; write {} {}=FILE",
+                        option.str(), s, option.str(), name.str());
     if (!out.emplace(name.str(), file.str()).second)
-      return userError("{} is given twice for '{}'", option.str(), name.str());
+      return usageError("{} is given twice for '{}'", option.str(), name.str());
   }
   return out;
 }
@@ -92,9 +97,9 @@ readInputs(const Graph &g, const std::map<std::string, std::string> &files) {
   for (Value *in : g.inputs()) {
     auto it = files.find(in->name());
     if (it == files.end())
-      return userError("graph input '{}' {} has no data; pass --input "
-                       "{}=FILE.npy",
-                       in->name(), in->type().str(), in->name());
+      return usageError("graph input '{}' {} has no data; pass --input "
+                        "{}=FILE.npy",
+                        in->name(), in->type().str(), in->name());
     llvm::Expected<HostTensor> t = readInput(*in, it->second);
     if (!t)
       return t.takeError();
@@ -149,7 +154,62 @@ std::string summarize(const Value &v, const HostTensor &t) {
 
 namespace {
 
+/// --device, --check, --tolerance and --max-memory, checked together.
+llvm::Expected<RunOptions> runOptions(const ParsedArgs &args) {
+  RunOptions o;
+  o.device = args.get("--device", "auto");
+  if (o.device != "auto" && o.device != "gpu" && o.device != "cpu")
+    return usageError("--device takes auto, gpu or cpu, not '{}'", o.device);
+  o.check = args.has("--check");
+  if (o.check && o.device == "cpu")
+    return usageError("--check compares the GPU's outputs with the float64 "
+                      "reference, which is what --device cpu runs: leave out "
+                      "one of them");
+  if (args.has("--tolerance")) {
+    double tol = 0;
+    if (llvm::StringRef(args.get("--tolerance")).getAsDouble(tol) ||
+        !(tol >= 0 && std::isfinite(tol)))
+      return usageError("--tolerance takes a number >= 0, got '{}'",
+                        args.get("--tolerance"));
+    if (!o.check)
+      return usageError("--tolerance is for --check; add --check");
+    o.tolerance = tol;
+  }
+  if (args.has("--max-memory")) {
+    double gib = 0;
+    // Up to 2^33 GiB, so that the bytes fit in 64 bits.
+    if (llvm::StringRef(args.get("--max-memory")).getAsDouble(gib) ||
+        !(gib > 0 && gib <= double(1ull << 33)))
+      return usageError("--max-memory takes a positive number of GiB (at "
+                        "most 2^33), got '{}'",
+                        args.get("--max-memory"));
+    o.maxBytes = static_cast<uint64_t>(gib * (1ull << 30));
+  }
+  return o;
+}
+
+/// Two outputs written to one file would leave only the last.
+llvm::Error
+checkDistinctOutputs(const std::map<std::string, std::string> &outputFiles) {
+  std::map<std::string, std::string> byFile;
+  for (const auto &[name, file] : outputFiles) {
+    llvm::SmallString<256> path(file);
+    llvm::sys::fs::make_absolute(path);
+    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+    auto [it, fresh] = byFile.emplace(path.str().str(), name);
+    if (!fresh)
+      return usageError("--output: '{}' and '{}' are both written to {}; "
+                        "give each output its own file",
+                        it->second, name, file);
+  }
+  return llvm::Error::success();
+}
+
 int runRun(const ParsedArgs &args) {
+  llvm::Expected<RunOptions> runOpts = runOptions(args);
+  if (!runOpts)
+    return reportError(runOpts.takeError());
+  const RunOptions &opts = *runOpts;
   llvm::Expected<std::unique_ptr<Graph>> g = loadGraph(args.positional[0]);
   if (!g)
     return reportError(g.takeError());
@@ -162,6 +222,8 @@ int runRun(const ParsedArgs &args) {
       namedFiles(args.all("--output"), graph.outputs(), "--output");
   if (!outputFiles)
     return reportError(outputFiles.takeError());
+  if (llvm::Error e = checkDistinctOutputs(*outputFiles))
+    return reportError(std::move(e));
   llvm::Expected<std::vector<HostTensor>> inputs =
       readInputs(graph, *inputFiles);
   if (!inputs)
@@ -175,18 +237,14 @@ int runRun(const ParsedArgs &args) {
       return reportError(f.takeError());
     paramFile = std::move(*f);
   }
-  std::string device = args.get("--device", "auto");
-  if (device != "auto" && device != "gpu" && device != "cpu")
-    return reportError(
-        userError("--device takes auto, gpu or cpu, not '{}'", device));
   bool noGpu = false;
-  if (device != "cpu") {
+  if (opts.device != "cpu") {
     // No context yet: compiling creates it while the kernels compile.
     llvm::Expected<rt::DeviceTraits> dev = rt::Device::probe(0);
     if (dev)
       return runOnGpu(graph, *inputs, paramFile ? &*paramFile : nullptr,
-                      paramPath, *outputFiles, args);
-    if (device == "gpu" || args.has("--check"))
+                      paramPath, *outputFiles, opts);
+    if (opts.device == "gpu" || opts.check)
       return reportError(llvm::joinErrors(userError("cannot run on the GPU:"),
                                           dev.takeError()));
     llvm::consumeError(dev.takeError());
@@ -194,22 +252,13 @@ int runRun(const ParsedArgs &args) {
   }
   // f16 and bf16 results rounded op by op, as the GPU's kernels and
   // PyTorch's eager ops store them: the same answer on either device.
-  EvalOptions opts;
-  opts.roundToStorage = true;
-  if (args.has("--max-memory")) {
-    double gib = 0;
-    // Up to 2^33 GiB, so that the bytes fit in 64 bits.
-    if (llvm::StringRef(args.get("--max-memory")).getAsDouble(gib) ||
-        !(gib > 0 && gib <= double(1ull << 33)))
-      return reportError(userError("--max-memory takes a positive number "
-                                   "of GiB (at most 2^33), got '{}'",
-                                   args.get("--max-memory")));
-    opts.maxBytes = static_cast<uint64_t>(gib * (1ull << 30));
-  }
+  EvalOptions eo;
+  eo.roundToStorage = true;
+  eo.maxBytes = opts.maxBytes;
   // The reference evaluator is single-threaded float64: announce the nodes
   // that may take long (contractions, large results) and report any node
   // slow enough that a user would wonder whether it is still running.
-  opts.onNodeStart = [](const Node &n, size_t i, size_t count) {
+  eo.onNodeStart = [](const Node &n, size_t i, size_t count) {
     OpFamily f = n.info().family;
     bool heavy = f == OpFamily::Contraction || f == OpFamily::Convolution ||
                  n.result()->shape().numElements() > 10'000'000;
@@ -218,7 +267,7 @@ int runRun(const ParsedArgs &args) {
           "  [{}/{}] computing {} = {} {} ...\n", i + 1, count,
           n.result()->name(), n.info().name.str(), n.result()->type().str());
   };
-  opts.onNodeDone = [](const Node &n, size_t i, size_t count, double secs) {
+  eo.onNodeDone = [](const Node &n, size_t i, size_t count, double secs) {
     if (secs >= 1.0)
       llvm::errs() << fmt::format("  [{}/{}] {} = {} {} took {:.1f} s\n", i + 1,
                                   count, n.result()->name(),
@@ -226,7 +275,7 @@ int runRun(const ParsedArgs &args) {
                                   secs);
   };
   llvm::Expected<Execution> run = executeReference(
-      graph, *inputs, paramFile ? &*paramFile : nullptr, paramPath, opts);
+      graph, *inputs, paramFile ? &*paramFile : nullptr, paramPath, eo);
   if (!run)
     return reportError(run.takeError());
   for (const std::string &w : run->warnings)
@@ -292,7 +341,10 @@ const CommandSpec &runCommand() {
            "for --check (default by output dtype: f32 1e-5, f16 1e-3, bf16 "
            "8e-3)"},
           {"--max-memory", "GIB",
-           "refuse to evaluate when more would be needed (default 8)"},
+           "on the reference evaluator, refuse a graph whose live "
+           "tensors (8 bytes an element, inputs and parameters included) "
+           "would exceed GIB at their peak (default 8); the process needs "
+           "more than that, for the files' own copies"},
       },
       1,
       1,

@@ -59,7 +59,7 @@ Error compare(const HostTensor &gpu, const RefTensor &ref) {
 int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
              const SafetensorsFile *params, const std::string &paramPath,
              const std::map<std::string, std::string> &outputFiles,
-             const ParsedArgs &args) {
+             const RunOptions &runOpts) {
   CompileOptions opts;
   opts.onKernelReady = kernelProgress();
   llvm::Expected<GpuSession> s = prepareGpu(g, inputs, params, paramPath, opts);
@@ -94,19 +94,14 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
       return reportError(std::move(e));
     llvm::errs() << fmt::format("wrote {} to {}\n", v.name(), it->second);
   }
-  if (!args.has("--check"))
+  if (!runOpts.check)
     return ExitOk;
-  double given = 0;
-  const bool hasTol = args.has("--tolerance");
-  if (hasTol && (llvm::StringRef(args.get("--tolerance")).getAsDouble(given) ||
-                 !(given >= 0)))
-    return reportError(userError("--tolerance takes a number >= 0, got '{}'",
-                                 args.get("--tolerance")));
   llvm::errs() << "checking against the float64 reference evaluator...\n";
   // f16 and bf16 results rounded to their dtype op by op, as the kernels
   // (and PyTorch's eager ops) store them.
   EvalOptions eo;
   eo.roundToStorage = true;
+  eo.maxBytes = runOpts.maxBytes;
   llvm::Expected<Execution> ref =
       executeReference(g, inputs, params, paramPath, eo);
   if (!ref)
@@ -114,8 +109,8 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
   bool ok = true;
   for (size_t i = 0; i < outs->size(); ++i) {
     Error e = compare((*outs)[i], ref->outputs[i]);
-    const double tol =
-        hasTol ? given : defaultTolerance(spec.outputs()[i]->dtype());
+    const double tol = runOpts.tolerance.value_or(
+        defaultTolerance(spec.outputs()[i]->dtype()));
     bool pass = e.nanMismatch == 0 && e.normRel <= tol;
     ok &= pass;
     llvm::outs() << fmt::format(

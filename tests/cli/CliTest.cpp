@@ -140,6 +140,18 @@ TEST_F(Cli, CheckWithBindingShowsPyTorchsBroadcast) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("x: f32[1024, 8192]"), std::string::npos) << r.out;
+  // A binding too large for 64-bit indexing is refused, as plan and run
+  // refuse it; a bad binding is a bad command line.
+  std::string cube = tmp("cube.kg");
+  write(cube, "graph g(x: f32[N, N, N]) {\n  y = relu(x)\n  return y\n}\n");
+  Result huge = kiln({"check", cube, "--bind", "N=2147483647"});
+  EXPECT_EQ(huge.code, 1);
+  EXPECT_NE(huge.err.find("has more than 2^60 elements"), std::string::npos)
+      << huge.err;
+  Result bad = kiln({"check", src("examples/l2_75.kg"), "--bind", "N=abc"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "error: bad binding 'N=abc': write NAME=SIZE, e.g. "
+                     "N=1024\n");
 }
 
 TEST_F(Cli, CheckReportsBadInputWithALocation) {
@@ -181,11 +193,11 @@ TEST_F(Cli, RunExplainsBadInputs) {
   std::string kg = src("examples/l2_75_small.kg");
   std::string x = src("examples/data/l2_75_small_x.npy");
   Result noInput = kiln({"run", kg});
-  EXPECT_EQ(noInput.code, 1);
+  EXPECT_EQ(noInput.code, 2);
   EXPECT_EQ(noInput.err, "error: graph input 'x' f32[N, 128] has no data; "
                          "pass --input x=FILE.npy\n");
   Result wrongName = kiln({"run", kg, "--input", "y=" + x});
-  EXPECT_EQ(wrongName.code, 1);
+  EXPECT_EQ(wrongName.code, 2);
   EXPECT_NE(wrongName.err.find("the graph has no input named 'y' (it has: "
                                "x)"),
             std::string::npos)
@@ -208,6 +220,54 @@ TEST_F(Cli, RunExplainsBadInputs) {
   EXPECT_EQ(shape.code, 1);
   EXPECT_EQ(shape.err, "error: input 'x' has shape [5, 64], but the graph "
                        "declares [N, 128]: dim 1 must be 128\n");
+}
+
+// Option values that cannot be, or options that do not go together, are a
+// bad command line (exit code 2), found before the graph runs; two outputs
+// to one file would silently keep only the last.
+TEST_F(Cli, RunRefusesOptionsThatCannotWorkTogether) {
+  std::string kg = tmp("two.kg");
+  write(kg, "graph g(x: f32[3]) {\n  a = relu(x)\n  b = neg(x)\n"
+            "  return a, b\n}\n");
+  std::string x = tmp("x.npy");
+  HostTensor t(DType::F32, {3});
+  ASSERT_FALSE(static_cast<bool>(writeNpy(x, t)));
+  const std::string out = tmp("out.npy");
+  struct Case {
+    std::vector<std::string> args;
+    const char *err;
+  } cases[] = {
+      {{"--device", "tpu"},
+       "error: --device takes auto, gpu or cpu, not 'tpu'"},
+      {{"--device", "cpu", "--check"},
+       "error: --check compares the GPU's outputs with the float64 "
+       "reference, which is what --device cpu runs: leave out one of them"},
+      {{"--tolerance", "1e-3"},
+       "error: --tolerance is for --check; add "
+       "--check"},
+      {{"--check", "--tolerance", "nan"},
+       "error: --tolerance takes a number >= 0, got 'nan'"},
+      {{"--max-memory", "0"},
+       "error: --max-memory takes a positive number "
+       "of GiB (at most 2^33), got '0'"},
+      {{"--output", "b="},
+       "error: --output b=: no file is named; write "
+       "--output b=FILE"},
+      {{"--output", "a=" + out, "--output", "b=" + tmp("./out.npy")},
+       "error: --output: 'a' and 'b' are both written to "},
+  };
+  for (const Case &c : cases) {
+    std::vector<std::string> args = {"run", kg, "--input", "x=" + x};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    Result r = kiln(args);
+    EXPECT_EQ(r.code, 2) << c.err;
+    EXPECT_EQ(r.err.rfind(c.err, 0), 0u) << r.err;
+    EXPECT_EQ(r.out, "") << c.err;
+  }
+  EXPECT_FALSE(llvm::sys::fs::exists(out));
+  Result ok = kiln({"run", kg, "--input", "x=" + x, "--device", "cpu",
+                    "--output", "a=" + out, "--output", "b=" + tmp("b.npy")});
+  EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
 TEST_F(Cli, RunUsesInitialisersWithoutAParamsFile) {
@@ -246,12 +306,13 @@ TEST_F(Cli, AnEmptyBatchRunsWithNoKernel) {
 }
 
 // An arch NVRTC does not compile for is reported before any work, with the
-// ones it does (an empty one too: it used to mean sm_90).
+// ones it does (an empty one too: it used to mean sm_90); so is one NVRTC
+// knows but Kiln's kernels are too new for.
 TEST_F(Cli, AnUnknownArchIsReported) {
   std::string kg = src("examples/l2_75_small.kg");
   for (const char *arch : {"garbage", "sm_35", ""}) {
     Result r = kiln({"plan", kg, "--bind", "N=2", "--arch", arch});
-    EXPECT_EQ(r.code, 1) << arch;
+    EXPECT_EQ(r.code, 2) << arch;
     EXPECT_EQ(r.err.rfind(fmt::format("error: --arch: '{}' is not an arch "
                                       "NVRTC ",
                                       arch),
@@ -259,7 +320,13 @@ TEST_F(Cli, AnUnknownArchIsReported) {
               0u)
         << r.err;
     EXPECT_NE(r.err.find("sm_90"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("sm_75"), std::string::npos) << r.err;
   }
+  Result old = kiln({"compile", kg, "--bind", "N=2", "--arch", "sm_75"});
+  EXPECT_EQ(old.code, 2);
+  EXPECT_EQ(old.err, "error: --arch: 'sm_75' is older than Kiln's kernels "
+                     "allow: they need sm_80 or newer (Ampere's warp "
+                     "reductions and asynchronous copies)\n");
   EXPECT_EQ(kiln({"plan", kg, "--bind", "N=2", "--arch", "sm_80"}).code, 0);
 }
 

@@ -41,6 +41,13 @@ std::vector<ErrorCase> cases() {
       // Lexical errors.
       {stmt("z = relu($)"),
        "t.kg:4:12: error: unexpected character '$' in a .kg file"},
+      {"\xef\xbb\xbf" + stmt("z = relu(x)"),
+       "t.kg:1:1: error: the file starts with a UTF-8 byte order mark; save "
+       "it without one"},
+      {stmt("z\xc3\xa9 = relu(x)"),
+       "t.kg:4:4: error: unexpected non-ASCII character (byte 0xc3) in a .kg "
+       "file: names and punctuation are ASCII (other text may stand only in "
+       "comments and strings)"},
       {stmt("z = gelu(x, approximate=\"tanh)"),
        "t.kg:4:27: error: unterminated string; close it with '\"' on the same "
        "line"},
@@ -183,8 +190,14 @@ std::vector<ErrorCase> cases() {
        "t.kg:5:7: error: add: cannot broadcast [3, 4] with [5, 4]: dimension 0 "
        "is 3 in one and 5 in the other (each pair of dims, aligned on the "
        "right, must be equal or 1)"},
-      {stmt("z = min(x, dim=2)"), "t.kg:4:7: error: min: dim 2 is out of range "
-                                  "for 'x' [N, 8] (valid: -2 to 1)"},
+      // An attribute's value that the operands rule out: at the attribute.
+      {stmt("z = min(x, dim=2)"), "t.kg:4:14: error: min: dim 2 is out of "
+                                  "range for 'x' [N, 8] (valid: -2 to 1)"},
+      {stmt("z = clamp(x, min=2, max=1)"),
+       "t.kg:4:23: error: clamp: min 2.0 is greater than max 1.0"},
+      {stmt("z = group_norm(x, groups=3)"),
+       "t.kg:4:21: error: group_norm: 8 channels of 'x' [N, 8] do not split "
+       "into 3 groups; groups must divide the channel count"},
       {stmt("param p: f32[2147483648]"),
        "t.kg:4:16: error: dim 2147483648 is too large; a dim is at most "
        "2147483647"},

@@ -62,6 +62,11 @@ TEST(CacheConfig, SizesTakeDecimalAndBinaryUnits) {
   EXPECT_NE(sizeError("-1GiB").find("is not a size"), std::string::npos);
   EXPECT_NE(sizeError("1.2.3GB").find("is not a size"), std::string::npos);
   EXPECT_NE(sizeError("99999999TiB").find("too large"), std::string::npos);
+  // 0 is no limit; a positive size that rounds to 0 bytes is not that.
+  EXPECT_EQ(sizeOf("0.5B"), 1u);
+  EXPECT_NE(sizeError("0.3B").find("'0.3B' is less than a byte"),
+            std::string::npos);
+  EXPECT_NE(sizeError("0.0001kB").find("less than a byte"), std::string::npos);
 
   EXPECT_EQ(formatSize(734), "734 B");
   EXPECT_EQ(formatSize(49357), "48.2 KiB");

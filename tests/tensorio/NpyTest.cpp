@@ -132,6 +132,13 @@ TEST_F(Npy, Errors) {
   EXPECT_EQ(err("\x93NUMPX\x01\x00"),
             path + ": error: not a .npy file (it does not start with the "
                    "magic string \\x93NUMPY)");
+  EXPECT_EQ(err("\x93NUMPY"),
+            path + ": error: truncated .npy header (6 bytes in the file)");
+  // What a .safetensors file begins with: its header's length, then JSON.
+  EXPECT_EQ(err(std::string("\x02\0\0\0\0\0\0\0{}", 10)),
+            path + ": error: not a .npy file (it does not start with the "
+                   "magic string \\x93NUMPY); it looks like a .safetensors "
+                   "file: give it that extension");
   std::string v4 = npyFile(1, dict("<f4", "()"), f4);
   v4[6] = 4;
   EXPECT_EQ(err(v4), path + ": error: unsupported .npy format version 4.0 "
