@@ -117,22 +117,42 @@ std::string emitTail(const FusionGroup &g, const ParamList &pl, bool isMin) {
   const Shape &domain = g.tailEpilogue.empty()
                             ? m->shape()
                             : g.tailEpilogue.front()->result()->shape();
-  const int64_t numel = domain.numElements();
-  ExprEmitter te(domain, 1, "ii", [&](const Value *v) { return pl.of(v); });
-  std::string body = fmt::format(
-      "    float tv[1] = {{kiln::tailValue<{}>(__ldcg(keys + {}))}}; // {}\n",
-      isMin, broadcastIndex(m->shape(), domain, "ii"), m->name());
+  auto param = [&](const Value *v) { return pl.of(v); };
+  auto gridLoop = [](int64_t numel, const std::string &body) {
+    return fmt::format(
+        "  for (kiln::i64 o = blockIdx.x * (kiln::i64)blockDim.x + "
+        "threadIdx.x; o < {}ll; o += (kiln::i64)gridDim.x * blockDim.x) {{\n"
+        "    const {} ii = o;\n{}  }}\n",
+        numel, numel >= (int64_t(1) << 31) ? "kiln::i64" : "int", body);
+  };
+  auto tailValue = [&](const std::string &key) {
+    return fmt::format(
+        "    float tv[1] = {{kiln::tailValue<{}>(__ldcg(keys + {}))}}; // {}\n",
+        isMin, key, m->name());
+  };
+  ExprEmitter te(domain, 1, "ii", param);
+  std::string body = tailValue(broadcastIndex(m->shape(), domain, "ii"));
   te.bind(m, "tv");
   for (const Node *n : g.tailEpilogue)
     te.emit(*n, body);
-  for (const Value *v : g.outputs)
-    if (v == m || llvm::is_contained(g.tailEpilogue, v->def()))
+  // The min/max itself, when returned, is stored over its own shape: the
+  // epilogue's domain is larger when it broadcasts m (L2_75's add).
+  const bool ownLoop = m->shape() != domain;
+  std::string own;
+  for (const Value *v : g.outputs) {
+    if (v == m && ownLoop) {
+      ExprEmitter tm(m->shape(), 1, "ii", param);
+      own = tailValue("ii");
+      tm.bind(m, "tv");
+      tm.store(m, pl.of(m), own);
+    } else if (v == m || llvm::is_contained(g.tailEpilogue, v->def())) {
       te.store(v, pl.of(v), body);
-  return fmt::format(
-      "  for (kiln::i64 o = blockIdx.x * (kiln::i64)blockDim.x + threadIdx.x; "
-      "o < {}ll; o += (kiln::i64)gridDim.x * blockDim.x) {{\n"
-      "    const {} ii = o;\n{}  }}\n",
-      numel, numel >= (int64_t(1) << 31) ? "kiln::i64" : "int", body);
+    }
+  }
+  std::string out = gridLoop(domain.numElements(), body);
+  if (!own.empty())
+    out += gridLoop(m->shape().numElements(), own);
+  return out;
 }
 
 } // namespace

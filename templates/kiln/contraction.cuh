@@ -58,6 +58,12 @@ template <class Cfg> __device__ __forceinline__ int tileQ(int j) {
   return static_cast<int>(threadIdx.x) / Cfg::kThreadsP * Cfg::TQ + j;
 }
 
+/// Slices of BK in k, rounded up without k + BK - 1 (which overflows int
+/// for k near 2^31).
+template <class Cfg> __host__ __device__ constexpr int tilesOfK(int k) {
+  return k / Cfg::BK + (k % Cfg::BK != 0);
+}
+
 /// acc += P(tile) * Q(tile) over kTiles (>= 1) slices of BK.
 template <class Cfg, class PLoader, class QLoader>
 __device__ __forceinline__ void

@@ -240,7 +240,7 @@ convImplicitGemm(const float *__restrict__ x, const float *__restrict__ w,
   float acc[Cfg::TP][Cfg::TQ] = {};
   ConvInputLoader<Prm, Cfg> pl(x, p0, g);
   ConvWeightLoader<Prm, Cfg> ql(w, q0, g);
-  contractMainLoop<Cfg>(pl, ql, (Prm::K + Cfg::BK - 1) / Cfg::BK, acc);
+  contractMainLoop<Cfg>(pl, ql, tilesOfK<Cfg>(Prm::K), acc);
 
   float b[Cfg::TQ];
 #pragma unroll

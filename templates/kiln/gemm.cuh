@@ -112,7 +112,7 @@ gemmNT(const float *__restrict__ x, const float *__restrict__ w,
   if constexpr (K > 0) {
     KContigLoader<Cfg, Cfg::BP, N, K, K, true> pl(w, n0);
     KContigLoader<Cfg, Cfg::BQ, M, K, K, true> ql(x, m0);
-    contractMainLoop<Cfg>(pl, ql, (K + Cfg::BK - 1) / Cfg::BK, acc);
+    contractMainLoop<Cfg>(pl, ql, tilesOfK<Cfg>(K), acc);
   }
   storeGemmTile<Cfg, M, N, HasBias>(acc, n0, m0, bias, y, epi);
 }
@@ -136,7 +136,7 @@ __device__ __forceinline__ void gemmNN(const float *__restrict__ a,
     // p = n runs along b's rows, q = m along a's.
     RContigLoader<Cfg, Cfg::BP, N, K, N, Batch::kAlignedB> pl(b + offB, n0);
     KContigLoader<Cfg, Cfg::BQ, M, K, K, Batch::kAlignedA> ql(a + offA, m0);
-    contractMainLoop<Cfg>(pl, ql, (K + Cfg::BK - 1) / Cfg::BK, acc);
+    contractMainLoop<Cfg>(pl, ql, tilesOfK<Cfg>(K), acc);
   }
   storeGemmTile<Cfg, M, N, false>(acc, n0, m0, nullptr,
                                   c + static_cast<i64>(t) * M * N, epi, t);

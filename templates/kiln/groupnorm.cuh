@@ -248,14 +248,16 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
   const int numTeams = gridDim.x / TeamBlocks;
   // Offsets within a slice in 32 bits where they fit (fewer instructions
   // per vector); slice bases and element indices stay 64-bit.
-  using Off = OffsetFor<SliceLen>;
+  // The loops step up to step * U past `end`, and the prefetch window starts
+  // prefetchLen (4096) past a load: kOffsetMargin covers both.
+  using Off = OffsetFor<SliceLen + kOffsetMargin>;
   const Off begin = rank * ChunkLen;
   const Off end = begin + ChunkLen < SliceLen ? begin + ChunkLen : SliceLen;
   const Off first = begin + threadIdx.x * Vec;
   // Whether element e of the part is kept in shared memory (always, when
   // the whole part fits: then no test and no re-read path is compiled).
   auto onChip = [&](Off e) {
-    return SmemLen >= ChunkLen || static_cast<int>(e - begin) < SmemLen;
+    return SmemLen >= ChunkLen || e - begin < SmemLen;
   };
 
   // Moments of d = x - c, with c the same for the whole team.

@@ -59,6 +59,30 @@ TEST(GroupNormSchedule, SmallTeamsFillTheSMsButNoMoreThanTheyHold) {
   }
 }
 
+// A tail's min/max that the graph returns is stored over its own shape, in
+// a loop of its own, when the tail epilogue broadcasts it to a larger one
+// (before, it was stored at the epilogue's index: 256x past its buffer).
+TEST(GroupNormSchedule, AReturnedTailIsStoredOverItsOwnShape) {
+  const char *text = "graph g(x: f32[37, 256]) {\n"
+                     "  param bias: f32[1, 256, 1, 1] = zeros\n"
+                     "  y = group_norm(x, groups=16)\n"
+                     "  m = min(y, dim=1, keepdim=true)\n"
+                     "  out = add(m, bias)\n  return out, m\n}\n";
+  auto g = parseGraph(text, "tail.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  auto exe = Executable::compile(**g, {{37, 256}}, offlineOptions(false));
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  ASSERT_EQ((*exe)->kernels().size(), 1u);
+  const std::string &src = (*exe)->kernels()[0].source;
+  const size_t outLoop = src.find("o < 9472ll;"), mLoop = src.find("o < 37ll;"),
+               mStore = src.find("(out_m + ii");
+  ASSERT_NE(outLoop, std::string::npos) << src;
+  ASSERT_NE(mLoop, std::string::npos) << src;
+  EXPECT_LT(outLoop, mLoop);
+  EXPECT_GT(mStore, mLoop) << src;
+  EXPECT_EQ(src.find("(out_m + ii", mStore + 1), std::string::npos) << src;
+}
+
 // eps is a float literal in the generated code whatever its value (1 was
 // emitted as `1f`, which NVRTC rejects), in the register and team kernels.
 TEST(GroupNormSchedule, EpsOfAnyValueCompiles) {

@@ -412,6 +412,11 @@ std::vector<Case> cases() {
        "  return s, out\n}\n",
        {{6, 16, 40, 41}}});
   cs.push_back({"gn_tail_min_bias_36_rows", minBias, {{36, 256}}});
+  // The min returned too: stored over its own [N, 1], not over the broadcast
+  // add's [1, 256, N, 1] (it was, writing past its buffer).
+  std::string minReturned = minBias;
+  minReturned.replace(minReturned.find("return out"), 10, "return out, m");
+  cs.push_back({"gn_tail_min_returned", minReturned, {{37, 256}}});
   // Prologues and epilogues of 70 nodes: functions called per lane, in the
   // register and team kernels, and before a tail. Two outputs each, one
   // from mid-epilogue.
