@@ -5,6 +5,13 @@ namespace kiln {
 GraphBuilder::GraphBuilder(std::string name)
     : graph_(std::make_unique<Graph>(std::move(name))) {}
 
+Graph &GraphBuilder::graph() {
+  if (!graph_)
+    llvm::report_fatal_error("GraphBuilder::graph() after finish(): the "
+                             "graph has moved to finish()'s caller");
+  return *graph_;
+}
+
 Value *GraphBuilder::record(llvm::Expected<Value *> v) {
   if (v)
     return *v;
@@ -18,14 +25,14 @@ Value *GraphBuilder::record(llvm::Expected<Value *> v) {
 }
 
 Value *GraphBuilder::input(llvm::StringRef name, DType dtype, Shape shape) {
-  if (failed())
+  if (failed() || !graph_)
     return nullptr;
   return record(graph_->addInput(name, TensorType{dtype, std::move(shape)}));
 }
 
 Value *GraphBuilder::param(llvm::StringRef name, DType dtype, Shape shape,
                            std::optional<Initializer> init) {
-  if (failed())
+  if (failed() || !graph_)
     return nullptr;
   return record(
       graph_->addParam(name, TensorType{dtype, std::move(shape)}, init));
@@ -34,7 +41,7 @@ Value *GraphBuilder::param(llvm::StringRef name, DType dtype, Shape shape,
 Value *GraphBuilder::call(OpKind op, llvm::ArrayRef<Operand> operands,
                           llvm::ArrayRef<NamedAttr> attrs,
                           llvm::StringRef name) {
-  if (failed())
+  if (failed() || !graph_)
     return nullptr;
   llvm::SmallVector<Value *, 3> values;
   for (const Operand &o : operands) {
@@ -91,6 +98,10 @@ Value *GraphBuilder::groupNorm(Operand x, int64_t groups, Operand weight,
 
 Value *GraphBuilder::reduce(OpKind op, Operand x, llvm::ArrayRef<int64_t> dims,
                             bool keepdim) {
+  if (getOpInfo(op).family != OpFamily::Reduction)
+    return record(userError("GraphBuilder::reduce takes min, max, sum, mean "
+                            "or logsumexp, not {}",
+                            getOpInfo(op).name.str()));
   llvm::SmallVector<NamedAttr, 2> attrs;
   if (!dims.empty())
     attrs.push_back({"dim", Attr::ofInts(dims), {}});
@@ -111,18 +122,21 @@ Value *GraphBuilder::gelu(Operand x, bool tanhApproximation) {
 }
 
 void GraphBuilder::output(Value *v) {
-  if (failed() || !v)
+  // A null value after an error is that error's (reported by finish()).
+  if (failed() || !graph_)
     return;
-  if (llvm::Error e = graph_->addOutput(v)) {
-    llvm::consumeError(std::move(error_));
-    error_ = std::move(e);
-    failed_ = true;
-  }
+  if (llvm::Error e = graph_->addOutput(v))
+    record(std::move(e));
 }
 
 llvm::Expected<std::unique_ptr<Graph>> GraphBuilder::finish() {
-  if (failed())
+  if (!graph_)
+    return userError("GraphBuilder::finish() was already called; a builder "
+                     "makes one graph");
+  if (failed()) {
+    graph_.reset(); // a second finish() says so, not an empty error
     return std::move(error_);
+  }
   if (graph_->outputs().empty())
     return userError("graph '{}' has no outputs; call output() on the "
                      "values it returns",

@@ -11,7 +11,9 @@
 //   llvm::Expected<std::unique_ptr<Graph>> graph = b.finish();
 //
 // The builder keeps the first error (with its reason) and turns later calls
-// that depend on a failed value into no-ops; finish() reports it.
+// that depend on a failed value into no-ops; finish() reports it. After
+// finish() the builder is spent: further calls are no-ops, and a second
+// finish() is an error.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_FRONTEND_BUILDER_H
@@ -92,14 +94,17 @@ public:
   Value *unary(OpKind op, Operand x) { return call(op, {x}); }
   Value *leakyRelu(Operand x, double slope = 0.01);
   Value *gelu(Operand x, bool tanhApproximation = false);
+  /// Not a mode name: gelu(x, "none") would convert to `true` (tanh).
+  Value *gelu(Operand x, const char *) = delete;
 
   void output(Value *v);
 
   /// The graph, or the first error met while building it.
   llvm::Expected<std::unique_ptr<Graph>> finish();
 
-  /// The graph under construction (for lookups while building).
-  Graph &graph() { return *graph_; }
+  /// The graph under construction (for lookups while building); a fatal
+  /// error after finish(), which hands the graph over.
+  Graph &graph();
 
 private:
   bool failed() const { return failed_; }

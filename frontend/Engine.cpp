@@ -68,14 +68,19 @@ rt::CompileRequest compileRequest(const EmittedKernel &k,
 }
 
 namespace {
-/// Kernel cache shared by every Executable of the process, per options.
+/// Kernel cache shared by every Executable of the process, per options. The
+/// warnings stream is part of the key: a cache writes to the stream it was
+/// made with, so one made for a caller's stream (since destroyed) must not
+/// serve another caller.
 rt::KernelCache &processCache(const rt::CacheOptions &o) {
   static std::mutex mu;
-  static std::map<std::tuple<std::string, bool, bool, uint64_t>,
-                  std::unique_ptr<rt::KernelCache>>
+  static std::map<
+      std::tuple<std::string, bool, bool, uint64_t, const llvm::raw_ostream *>,
+      std::unique_ptr<rt::KernelCache>>
       caches;
   std::lock_guard<std::mutex> lock(mu);
-  auto &c = caches[{o.directory, o.disableDisk, o.recompile, o.maxBytes}];
+  auto &c =
+      caches[{o.directory, o.disableDisk, o.recompile, o.maxBytes, o.warnings}];
   if (!c)
     c = std::make_unique<rt::KernelCache>(o, KILN_VERSION);
   return *c;
@@ -107,10 +112,12 @@ Executable::compile(const Graph &g,
   }
   const auto afterProbe = std::chrono::steady_clock::now();
   exe->target_ = targetOf(traits ? &*traits : nullptr, opts.arch);
-  if (traits && opts.arch.empty())
-    if (llvm::Error e = rt::checkArch(exe->target_.arch))
+  if (llvm::Error e = rt::checkArch(exe->target_.arch)) {
+    if (traits && opts.arch.empty())
       return userError("GPU 0 ({}) cannot run Kiln's kernels: {}",
                        traits->info.name, llvm::toString(std::move(e)));
+    return userError("CompileOptions::arch: {}", llvm::toString(std::move(e)));
+  }
   exe->plan_ = partitionGraph(*exe->graph_);
   llvm::Expected<std::vector<EmittedKernel>> ks =
       generateKernels(*exe->graph_, exe->plan_, exe->target_);
@@ -347,6 +354,9 @@ llvm::Error Executable::run(llvm::ArrayRef<rt::DevicePtr> inputs,
                      llvm::ArrayRef<rt::DevicePtr> ps,
                      const char *what) -> llvm::Error {
     for (size_t i = 0; i < vs.size(); ++i) {
+      if (ps[i] == 0 && vs[i]->shape().numElements() != 0)
+        return userError("{} '{}' is a null device pointer", what,
+                         vs[i]->name());
       if (ps[i] % 16 != 0)
         return userError("{} '{}' is at device address {:#x}, which is not "
                          "16-byte aligned; Kiln's kernels use 16-byte loads",
@@ -366,6 +376,8 @@ llvm::Error Executable::run(llvm::ArrayRef<rt::DevicePtr> inputs,
   // parameter is copied.
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value *v = g.outputs()[i];
+    if (outputs[i] == 0 && v->shape().numElements() != 0)
+      return userError("output '{}' is a null device pointer", v->name());
     if (outputs[i] % 16 != 0)
       return userError("output '{}' is not 16-byte aligned", v->name());
     if (!v->isResult()) {

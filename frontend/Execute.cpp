@@ -18,13 +18,27 @@ llvm::Expected<std::unique_ptr<Graph>> loadGraph(llvm::StringRef path) {
 
 llvm::Expected<std::vector<llvm::SmallVector<int64_t, 6>>>
 checkedInputShapes(const Graph &g, llvm::ArrayRef<HostTensor> inputs) {
-  assert(inputs.size() == g.inputs().size() && "one tensor per input");
+  if (inputs.size() != g.inputs().size())
+    return userError("graph '{}' has {} input{} but {} tensor{} were given",
+                     g.name(), g.inputs().size(),
+                     g.inputs().size() == 1 ? "" : "s", inputs.size(),
+                     inputs.size() == 1 ? "" : "s");
   std::vector<llvm::SmallVector<int64_t, 6>> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value &in = *g.inputs()[i];
     if (inputs[i].dtype != in.dtype())
       return userError("input '{}' is {}, but the graph declares {}", in.name(),
                        dtypeName(inputs[i].dtype).str(), in.type().str());
+    std::optional<uint64_t> want =
+        checkedByteSize(inputs[i].dtype, inputs[i].shape);
+    if (!want)
+      return userError("input '{}' has the shape {}, with a negative size or "
+                       "too many elements",
+                       in.name(), inputs[i].typeStr());
+    if (inputs[i].bytes.size() != *want)
+      return userError("input '{}' holds {} bytes, but its shape {} needs {}",
+                       in.name(), inputs[i].bytes.size(), inputs[i].typeStr(),
+                       *want);
     shapes.emplace_back(inputs[i].shape.begin(), inputs[i].shape.end());
   }
   return shapes;

@@ -43,6 +43,9 @@ llvm::Expected<GpuSession> prepareGpu(const Graph &g,
   if (!bound)
     return bound.takeError();
   s.warnings = std::move(bound->warnings);
+  if (!s.exe->device())
+    return userError("prepareGpu needs a device: compile without "
+                     "CompileOptions::compileOnly");
   rt::Device &dev = *s.exe->device();
   for (const HostTensor &t : inputs) {
     auto b = upload(dev, t);

@@ -91,7 +91,9 @@ struct CacheOptions {
   /// Problems with the settings, warned once by the KernelCache.
   std::vector<std::string> settingProblems;
   /// Where the one warning about an unusable directory or a corrupt entry
-  /// goes; nullptr means llvm::errs().
+  /// goes; nullptr means llvm::errs(). A KernelCache keeps the pointer, so
+  /// the stream must outlive it; Executable keeps its process-wide caches
+  /// per stream, so there a stream need only outlive the compiles given it.
   llvm::raw_ostream *warnings = nullptr;
 };
 

@@ -285,8 +285,9 @@ llvm::Expected<Value *> Graph::addNode(OpKind op,
       continue;
     }
     ++presentOperands;
-    assert(v->id() < values_.size() && values_[v->id()].get() == v &&
-           "operand from another graph");
+    if (!owns(v))
+      return diag(loc, "{}: operand '{}' belongs to another graph",
+                  info.name.str(), spec.name);
     if (v->isLiteral() && !spec.allowsScalar)
       return diag(loc, "{}: operand '{}' must be a tensor, not the number {}",
                   info.name.str(), spec.name, v->literalStr());
@@ -345,6 +346,11 @@ llvm::Expected<Value *> Graph::addNode(OpKind op,
 }
 
 llvm::Error Graph::addOutput(Value *v, SourceLoc loc) {
+  if (!v)
+    return diag(locate(loc), "a graph output must be a value, not null (a "
+                             "failed lookup?)");
+  if (!owns(v))
+    return diag(locate(loc), "output '{}' belongs to another graph", v->name());
   if (v->isLiteral())
     return diag(locate(loc),
                 "a graph output must be a tensor, not the "
@@ -359,6 +365,10 @@ llvm::Error Graph::addOutput(Value *v, SourceLoc loc) {
 //===----------------------------------------------------------------------===//
 // Queries
 //===----------------------------------------------------------------------===//
+
+bool Graph::owns(const Value *v) const {
+  return v && v->id() < values_.size() && values_[v->id()].get() == v;
+}
 
 Value *Graph::lookup(llvm::StringRef name) const {
   auto it = byName_.find(name);

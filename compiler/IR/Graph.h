@@ -180,6 +180,8 @@ public:
   const std::vector<std::unique_ptr<Value>> &values() const { return values_; }
   /// nullptr when no input, param or result has that name.
   Value *lookup(llvm::StringRef name) const;
+  /// Whether `v` is one of this graph's values (not another graph's).
+  bool owns(const Value *v) const;
   /// Users of each value, indexed by Value::id(), in node order.
   std::vector<llvm::SmallVector<Node *, 2>> users() const;
   /// Named dims used by the inputs, in first-use order.

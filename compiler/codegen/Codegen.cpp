@@ -68,14 +68,19 @@ static std::string cName(const std::string &prefix, const std::string &name) {
 
 ParamList tensorParams(const FusionGroup &g) {
   ParamList pl;
-  for (const Value *v : g.inputs) {
-    pl.params.push_back({KernelParam::Kind::Tensor, v, false});
-    pl.names.push_back(cName("in_", v->name()));
-  }
-  for (const Value *v : g.outputs) {
-    pl.params.push_back({KernelParam::Kind::Tensor, v, true});
-    pl.names.push_back(cName("out_", v->name()));
-  }
+  // Names that differ only in characters C cannot spell ("_x" and "%x")
+  // meet in cName: the later one takes a number.
+  auto add = [&](const Value *v, bool output) {
+    pl.params.push_back({KernelParam::Kind::Tensor, v, output});
+    std::string base = cName(output ? "out_" : "in_", v->name()), name = base;
+    for (int k = 2; llvm::is_contained(pl.names, name); ++k)
+      name = fmt::format("{}_{}", base, k);
+    pl.names.push_back(name);
+  };
+  for (const Value *v : g.inputs)
+    add(v, false);
+  for (const Value *v : g.outputs)
+    add(v, true);
   return pl;
 }
 

@@ -169,5 +169,43 @@ TEST(EdgeShapes, SizesBeyondTheKernelsAreLocatedErrors) {
   }
 }
 
+// Names that C spells alike ("_x" and "%x" both become in__x) get distinct
+// kernel parameters; NVRTC rejected the duplicate before.
+TEST(EdgeShapes, NamesThatMeetInCStayDistinctParameters) {
+  auto g = parse("graph g(_x: f32[4], %x: f32[4]) {\n"
+                 "  y = sub(_x, %x)\n  return y\n}\n");
+  ASSERT_TRUE(g);
+  auto exe = build(*g, {{4}, {4}}, true);
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  const std::string &src = (*exe)->kernels()[0].source;
+  EXPECT_NE(src.find("in__x,"), std::string::npos) << src;
+  EXPECT_NE(src.find("in__x_2,"), std::string::npos) << src;
+}
+
+// The API checks what the CLI checks: an arch too old for the templates,
+// host tensors that do not match the graph.
+TEST(EdgeShapes, TheApiRefusesWhatTheCliRefuses) {
+  auto g = parse("graph g(x: f32[N, 4]) {\n  y = group_norm(x, groups=2)\n"
+                 "  return y\n}\n");
+  ASSERT_TRUE(g);
+  auto old = Executable::compile(*g, {{3, 4}}, offlineOptions(false, "sm_75"));
+  ASSERT_FALSE(static_cast<bool>(old));
+  EXPECT_EQ(errorToString(old.takeError()),
+            "error: CompileOptions::arch: 'sm_75' is older than Kiln's kernels "
+            "allow: they need sm_80 or newer (Ampere's warp reductions and "
+            "asynchronous copies)");
+  HostTensor x(DType::F32, {3, 4});
+  auto twice = executeReference(*g, {x, x}, nullptr, "");
+  ASSERT_FALSE(static_cast<bool>(twice));
+  EXPECT_EQ(errorToString(twice.takeError()),
+            "error: graph 'g' has 1 input but 2 tensors were given");
+  x.bytes.resize(40);
+  auto shortData = executeReference(*g, {x}, nullptr, "");
+  ASSERT_FALSE(static_cast<bool>(shortData));
+  EXPECT_EQ(errorToString(shortData.takeError()),
+            "error: input 'x' holds 40 bytes, but its shape f32[3, 4] needs "
+            "48");
+}
+
 } // namespace
 } // namespace kiln

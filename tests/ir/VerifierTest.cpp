@@ -121,6 +121,64 @@ TEST(Builder, ReportsTheFirstError) {
   EXPECT_EQ(errorToString(e.takeError()),
             "error: graph 'empty' has no outputs; call output() on the values "
             "it returns");
+  // A second finish(), failed or not, is an error, not an empty one.
+  llvm::Expected<std::unique_ptr<Graph>> again = b.finish();
+  ASSERT_FALSE(static_cast<bool>(again));
+  EXPECT_EQ(errorToString(again.takeError()),
+            "error: GraphBuilder::finish() was already called; a builder "
+            "makes one graph");
+}
+
+// Misuse that used to crash or give another graph's answer: a value of
+// another builder, a null output (a failed lookup), calls after finish(),
+// reduce() of an op that does not reduce.
+TEST(Builder, RefusesValuesItDoesNotOwn) {
+  GraphBuilder a("a"), b("b");
+  Value *r = a.unary(OpKind::Relu, a.input("x", DType::F32, {3}));
+  Value *xb = b.input("x", DType::F32, {3});
+  b.output(b.unary(OpKind::Exp, xb));
+  b.output(r);
+  llvm::Expected<std::unique_ptr<Graph>> g = b.finish();
+  ASSERT_FALSE(static_cast<bool>(g));
+  EXPECT_EQ(errorToString(g.takeError()),
+            "error: output '%0' belongs to another graph");
+
+  GraphBuilder c("c");
+  Value *xc = c.input("x", DType::F32, {3});
+  EXPECT_EQ(c.add(xc, r), nullptr);
+  g = c.finish();
+  ASSERT_FALSE(static_cast<bool>(g));
+  EXPECT_EQ(errorToString(g.takeError()),
+            "error: add: operand 'other' belongs to another graph");
+
+  GraphBuilder d("d");
+  d.input("x", DType::F32, {3});
+  d.output(d.graph().lookup("typo"));
+  g = d.finish();
+  ASSERT_FALSE(static_cast<bool>(g));
+  EXPECT_EQ(errorToString(g.takeError()),
+            "error: a graph output must be a value, not null (a failed "
+            "lookup?)");
+
+  GraphBuilder e("e");
+  Value *xe = e.input("x", DType::F32, {3});
+  EXPECT_EQ(e.reduce(OpKind::Exp, xe), nullptr);
+  g = e.finish();
+  ASSERT_FALSE(static_cast<bool>(g));
+  EXPECT_EQ(errorToString(g.takeError()),
+            "error: GraphBuilder::reduce takes min, max, sum, mean or "
+            "logsumexp, not exp");
+
+  GraphBuilder f("f");
+  f.output(f.unary(OpKind::Exp, f.input("x", DType::F32, {3})));
+  ASSERT_TRUE(static_cast<bool>(f.finish()));
+  EXPECT_EQ(f.input("y", DType::F32, {3}), nullptr);
+  f.output(nullptr);
+  g = f.finish();
+  ASSERT_FALSE(static_cast<bool>(g));
+  EXPECT_EQ(errorToString(g.takeError()),
+            "error: GraphBuilder::finish() was already called; a builder "
+            "makes one graph");
 }
 
 } // namespace
