@@ -8,6 +8,7 @@
 #include "codegen/Emitters.h"
 
 #include "IR/Diagnostics.h"
+#include "ops/Families.h"
 
 #include "kiln/tiling.cuh"
 
@@ -204,12 +205,18 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
     largest = std::max({largest, in + 2 * pad[i], out + 2 * pad[i],
                         dil[i] * (w[2 + i].size - 1) + 1});
   }
+  // What conv.cuh asserts too: an input image and an output image in int.
+  largest = std::max({largest, cin * h * wd, cout * ho * wo});
   if (largest >= (int64_t(1) << 31))
     return diag(n.loc(),
                 "{} of {} into {} is too large for Kiln's GPU kernel: its "
-                "sizes (padded input, dilated kernel, output pixels) must "
-                "stay below 2^31",
+                "sizes (an input or output image, padded input, dilated "
+                "kernel, output pixels) must stay below 2^31",
                 opName(n.op()).str(), x.str(), y.str());
+  if (groups > 65535) // grid.y
+    return attrError(n, "groups",
+                     "{} groups are more than Kiln's GPU kernel takes (65535)",
+                     groups);
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
   kk.source = fmt::format(

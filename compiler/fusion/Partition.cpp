@@ -116,7 +116,41 @@ private:
     int tail = -1; // GroupNorm: see FusionGroup::tail
     std::vector<unsigned> tailEpilogue;
     bool alive = true;
+    /// Values the group reads from outside it (graph inputs, parameters,
+    /// other groups' results): its kernel's input tensors, about.
+    llvm::SmallPtrSet<const Value *, 8> reads;
   };
+
+  /// The most tensors one kernel reads. Beyond a few hundred NVRTC's
+  /// compile time grows steeply (a chain adding 2000 inputs took 92 s), and
+  /// near 4000 the kernel's parameters overflow their 32 KiB.
+  static constexpr size_t kMaxReads = 256;
+  /// The operands of node `pos` that group `gi` would newly read.
+  llvm::SmallVector<const Value *, 3> newReads(int gi, unsigned pos) const {
+    llvm::SmallVector<const Value *, 3> out;
+    for (const Value *v : order_[pos]->operands())
+      if (v && !v->isLiteral() && producerGroup(v) != gi &&
+          !groups_[gi].reads.count(v) && !llvm::is_contained(out, v))
+        out.push_back(v);
+    return out;
+  }
+  /// Whether node `pos` may join group `gi` within kMaxReads.
+  bool fits(int gi, unsigned pos) const {
+    return groups_[gi].reads.size() + newReads(gi, pos).size() <= kMaxReads;
+  }
+  /// Group `gi` takes node `pos`: its reads, its group.
+  void join(int gi, unsigned pos) {
+    for (const Value *v : newReads(gi, pos))
+      groups_[gi].reads.insert(v);
+    groupOf_[pos] = gi;
+  }
+  /// Whether groups a and b together read at most kMaxReads values.
+  bool mergeFits(int a, int b) const {
+    size_t n = groups_[a].reads.size();
+    for (const Value *v : groups_[b].reads)
+      n += !groups_[a].reads.count(v);
+    return n <= kMaxReads;
+  }
 
   int producerGroup(const Value *v) const {
     return v && v->def() ? groupOf_[index_.lookup(v->def())] : -1;
@@ -220,11 +254,11 @@ bool Partitioner::tryEpilogue(unsigned pos) {
     // The operand must be the anchor's result or an epilogue value.
     if (!isAnchorOrEpilogue(w, v))
       continue;
-    if (!operandsIndependent(pos, gi))
+    if (!operandsIndependent(pos, gi) || !fits(gi, pos))
       continue;
     w.epilogue.push_back(pos);
     inEpilogue_[pos] = true;
-    groupOf_[pos] = gi;
+    join(gi, pos);
     return true;
   }
   return false;
@@ -262,8 +296,10 @@ bool Partitioner::tryTail(unsigned pos) {
   for (int64_t k = 1; k < rank; ++k)
     if (!llvm::is_contained(*dims, k))
       return false;
+  if (!fits(gi, pos))
+    return false;
   w.tail = static_cast<int>(pos);
-  groupOf_[pos] = gi;
+  join(gi, pos);
   return true;
 }
 
@@ -289,7 +325,7 @@ bool Partitioner::tryTailEpilogue(unsigned pos) {
     bool ok = llvm::all_of(n->operands(), [&](const Value *o) {
       return !o || inTail(o) || producerGroup(o) != gi;
     });
-    if (!ok || !operandsIndependent(pos, gi))
+    if (!ok || !operandsIndependent(pos, gi) || !fits(gi, pos))
       continue;
     if (!w.tailEpilogue.empty() &&
         order_[w.tailEpilogue.front()]->result()->shape() !=
@@ -297,7 +333,7 @@ bool Partitioner::tryTailEpilogue(unsigned pos) {
       continue;
     w.tailEpilogue.push_back(pos);
     inTailEpilogue_[pos] = true;
-    groupOf_[pos] = gi;
+    join(gi, pos);
     return true;
   }
   return false;
@@ -322,11 +358,13 @@ void Partitioner::addPointwise(unsigned pos) {
       target = c;
       continue;
     }
-    if (reaches(target, c) || reaches(c, target))
+    if (reaches(target, c) || reaches(c, target) || !mergeFits(target, c))
       continue;
     Work &from = groups_[c];
     for (unsigned p : from.prologue)
       groupOf_[p] = target;
+    for (const Value *v : from.reads)
+      groups_[target].reads.insert(v);
     std::vector<unsigned> &into = groups_[target].prologue;
     const auto mid = static_cast<std::ptrdiff_t>(into.size());
     llvm::append_range(into, from.prologue);
@@ -334,7 +372,7 @@ void Partitioner::addPointwise(unsigned pos) {
     from.prologue.clear();
     from.alive = false;
   }
-  if (target < 0)
+  if (target < 0 || !fits(target, pos))
     target = newGroup(GroupKind::Pointwise);
   // The node itself: every other operand group must not depend on target.
   for (const Value *v : n->operands()) {
@@ -346,9 +384,8 @@ void Partitioner::addPointwise(unsigned pos) {
   }
   // Nodes arrive in order, so `pos` follows every node already in a group
   // and the prologue stays sorted (merges above keep it so too).
-  Work &w = groups_[target];
-  w.prologue.push_back(pos);
-  groupOf_[pos] = target;
+  groups_[target].prologue.push_back(pos);
+  join(target, pos);
 }
 
 /// A pointwise group whose only result leaving it is the main input of a
@@ -376,8 +413,10 @@ void Partitioner::fusePrologues() {
         if (groupOf_[index_.lookup(u)] != pi)
           escapes = true;
     }
-    if (escapes)
+    if (escapes || !mergeFits(static_cast<int>(gi), pi))
       continue;
+    for (const Value *v : groups_[pi].reads)
+      w.reads.insert(v);
     for (unsigned p : groups_[pi].prologue)
       groupOf_[p] = static_cast<int>(gi);
     w.prologue = std::move(groups_[pi].prologue);
@@ -470,7 +509,7 @@ FusionPlan Partitioner::run() {
         continue;
       int gi = newGroup(anchorKind(n->op()));
       groups_[gi].anchor = static_cast<int>(pos);
-      groupOf_[pos] = gi;
+      join(gi, pos);
       continue;
     }
     if (!tryTailEpilogue(pos) && !tryEpilogue(pos))

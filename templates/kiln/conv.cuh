@@ -76,7 +76,7 @@ struct ConvGeometry {
   static_assert(static_cast<i64>(Cin) * HW < (1ll << 31) &&
                     static_cast<i64>(Cout) * HoWo < (1ll << 31) &&
                     static_cast<i64>(N) * HoWo < (1ll << 31) &&
-                    static_cast<i64>(Cin) * Cout * KHW < (1ll << 31),
+                    static_cast<i64>(CinG) * Cout * KHW < (1ll << 31),
                 "an image, the pixel count and w below 2^31 elements");
 };
 

@@ -559,6 +559,28 @@ std::vector<Case> cases() {
                 0,
                 0,
                 5e-5});
+  // A depthwise convolution whose Cin * Cout * 9 is above 2^31 (its weight
+  // is 147456 floats): conv.cuh bounded the former and NVRTC failed it.
+  cs.push_back({"conv_depthwise_16384",
+                "graph d(x: f32[N, 16384, 5, 6]) {\n"
+                "  param w: f32[16384, 1, 3, 3] = uniform(-1, 1, seed=3)\n"
+                "  y = conv2d(x, w, padding=1, groups=16384)\n"
+                "  return y\n}\n",
+                {{1, 16384, 5, 6}}});
+  // 300 inputs added in a chain: more than one kernel reads (256).
+  {
+    std::string kg = "graph w(";
+    std::vector<std::vector<int64_t>> shapes;
+    for (int i = 0; i < 300; ++i) {
+      kg += fmt::format("{}x{}: f32[N]", i ? ", " : "", i);
+      shapes.push_back({37});
+    }
+    kg += ") {\n  s1 = add(x0, x1)\n";
+    for (int i = 2; i < 300; ++i)
+      kg += fmt::format("  s{} = add(s{}, x{})\n", i, i - 1, i);
+    kg += "  return s299\n}\n";
+    cs.push_back({"pw_chain_300_inputs", kg, shapes});
+  }
   // Trailing dims of 1: vectors run along the last dim larger than 1.
   cs.push_back({"pw_trailing_ones",
                 "graph p(x: f32[N, 1], y: f32[1, 6, 1, 1], "
