@@ -469,14 +469,17 @@ llvm::Error Executable::launchGraph(llvm::MutableArrayRef<rt::DevicePtr> args,
     // cooperative grid that cannot fit) leaves launches direct, where the
     // error, if it is one, says what does not fit.
     graphArgs_.assign(args.begin(), args.end());
+    // Every argument list first, then pointers into them: a SmallVector
+    // keeps up to 8 arguments inline, so growing `argvs` moves them and
+    // would leave a pointer taken earlier dangling (memcheck caught it).
     std::vector<llvm::SmallVector<void *, 8>> argvs;
-    std::vector<rt::GraphLaunch> launches;
-    for (size_t ki = 0; ki < kernels_.size(); ++ki) {
+    for (size_t ki = 0; ki < kernels_.size(); ++ki)
       argvs.push_back(
           kernelParams(graphArgs_.data(), begin[ki], begin[ki + 1]));
+    std::vector<rt::GraphLaunch> launches;
+    for (size_t ki = 0; ki < kernels_.size(); ++ki)
       launches.push_back(
-          {functions_[ki], launchConfig(kernels_[ki]), argvs.back().data()});
-    }
+          {functions_[ki], launchConfig(kernels_[ki]), argvs[ki].data()});
     llvm::Expected<rt::LaunchGraph> g = device_->recordGraph(launches);
     if (!g) {
       graphFailure_ = llvm::toString(g.takeError());
