@@ -30,7 +30,7 @@ struct TargetInfo {
 
 /// A typical part of each architecture: sm_90 is an H100/H200 (132 SMs),
 /// sm_80 an A100 (108 SMs). Unknown arches get sm_80's limits, except that
-/// sm_86, sm_87, sm_89 and sm_120 hold 1536 threads per SM.
+/// sm_86, 87, 88, 89, 110, 120 and 121 hold 1536 threads per SM.
 TargetInfo defaultTarget(const std::string &arch);
 
 /// One kernel parameter: a tensor of the graph, or scratch memory.
