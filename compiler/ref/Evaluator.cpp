@@ -149,11 +149,10 @@ std::optional<int64_t> firstInexactInteger(const RefTensor &t) {
 std::string inexactIntegerText(const RefTensor &t, int64_t i,
                                const std::string &what) {
   return fmt::format(
-      "{} has a value beyond +-(2^53 - 1) at element {} of {} (about "
-      "{:.17g}): the "
-      "float64 reference evaluator holds i64 values exactly only within that "
-      "range (PyTorch's int64 arithmetic is exact, or wraps, beyond it); use "
-      "smaller values",
+      "{} has a value beyond +-(2^53 - 1) at element {} of {} (about {:.17g}): "
+      "the float64 reference evaluator holds i64 values exactly only within "
+      "that range (PyTorch's int64 arithmetic is exact, or wraps, beyond it); "
+      "use smaller values",
       what, i, sizesStr(t.shape), t.data[i]);
 }
 

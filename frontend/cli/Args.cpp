@@ -66,18 +66,18 @@ llvm::Expected<ParsedArgs> parseArgs(const CommandSpec &cmd,
     auto [name, inlineValue] = a.split('=');
     const OptionSpec *spec = findOption(cmd, name);
     if (!spec)
-      return userError("kiln {}: unknown option '{}'{} (see 'kiln {} "
-                       "--help')",
-                       cmd.name, name.str(), suggestOption(cmd, name),
-                       cmd.name);
+      return usageError("kiln {}: unknown option '{}'{} (see 'kiln {} "
+                        "--help')",
+                        cmd.name, name.str(), suggestOption(cmd, name),
+                        cmd.name);
     std::vector<std::string> &slot = out.values[spec->name];
     if (!slot.empty() && !spec->repeatable)
-      return userError("kiln {}: option '{}' is given twice", cmd.name,
-                       spec->name);
+      return usageError("kiln {}: option '{}' is given twice", cmd.name,
+                        spec->name);
     if (!spec->metavar) {
       if (a.contains('='))
-        return userError("kiln {}: option '{}' takes no value", cmd.name,
-                         spec->name);
+        return usageError("kiln {}: option '{}' takes no value", cmd.name,
+                          spec->name);
       slot.push_back("");
       continue;
     }
@@ -86,19 +86,19 @@ llvm::Expected<ParsedArgs> parseArgs(const CommandSpec &cmd,
     } else if (i + 1 < args.size()) {
       slot.push_back(args[++i]);
     } else {
-      return userError("kiln {}: option '{}' needs a value: {} {}", cmd.name,
-                       spec->name, spec->name, spec->metavar);
+      return usageError("kiln {}: option '{}' needs a value: {} {}", cmd.name,
+                        spec->name, spec->name, spec->metavar);
     }
   }
   if (out.positional.size() < cmd.minPositional ||
       out.positional.size() > cmd.maxPositional)
-    return userError("kiln {}: expected {}; usage: {}", cmd.name,
-                     cmd.minPositional == cmd.maxPositional
-                         ? fmt::format("{} argument{}", cmd.minPositional,
-                                       cmd.minPositional == 1 ? "" : "s")
-                         : fmt::format("{} to {} arguments", cmd.minPositional,
-                                       cmd.maxPositional),
-                     cmd.usage);
+    return usageError("kiln {}: expected {}; usage: {}", cmd.name,
+                      cmd.minPositional == cmd.maxPositional
+                          ? fmt::format("{} argument{}", cmd.minPositional,
+                                        cmd.minPositional == 1 ? "" : "s")
+                          : fmt::format("{} to {} arguments", cmd.minPositional,
+                                        cmd.maxPositional),
+                      cmd.usage);
   return out;
 }
 

@@ -79,10 +79,8 @@ static int dispatch(int argc, char **argv) {
         return ExitOk;
       }
     llvm::Expected<ParsedArgs> parsed = parseArgs(*c, rest);
-    if (!parsed) {
-      llvm::errs() << errorToString(parsed.takeError()) << "\n";
-      return ExitUsageError;
-    }
+    if (!parsed)
+      return reportError(parsed.takeError()); // a UsageError: exit code 2
     return c->run(*parsed);
   }
   std::string names;

@@ -19,11 +19,12 @@ typedef unsigned long long u64;
 /// <type_traits> under NVRTC).
 template <bool Small> struct OffsetPick { using type = int; };
 template <> struct OffsetPick<false> { using type = i64; };
-template <i64 Bound>
-using OffsetFor = typename OffsetPick<(Bound < (i64(1) << 31))>::type;
 /// Offsets that run a little past the last element (a loop's last step, a
 /// prefetch distance) stay in 32 bits only when this margin fits too.
 constexpr i64 kOffsetMargin = i64(1) << 20;
+template <i64 Bound>
+using OffsetFor =
+    typename OffsetPick<(Bound + kOffsetMargin < (i64(1) << 31))>::type;
 
 /// Loads N consecutive floats from p (16-byte aligned when N is 4 or 8,
 /// 8-byte when N == 2).

@@ -249,8 +249,8 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
   // Offsets within a slice in 32 bits where they fit (fewer instructions
   // per vector); slice bases and element indices stay 64-bit.
   // The loops step up to step * U past `end`, and the prefetch window starts
-  // prefetchLen (4096) past a load: kOffsetMargin covers both.
-  using Off = OffsetFor<SliceLen + kOffsetMargin>;
+  // prefetchLen (4096) past a load: OffsetFor's margin covers both.
+  using Off = OffsetFor<SliceLen>;
   const Off begin = rank * ChunkLen;
   const Off end = begin + ChunkLen < SliceLen ? begin + ChunkLen : SliceLen;
   const Off first = begin + threadIdx.x * Vec;
