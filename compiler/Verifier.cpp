@@ -186,4 +186,23 @@ private:
 
 llvm::Error verifyGraph(const Graph &g) { return Verifier(g).run(); }
 
+std::vector<std::string> unusedValueWarnings(const Graph &g) {
+  std::vector<llvm::SmallVector<Node *, 2>> users = g.users();
+  std::vector<std::string> out;
+  for (const auto &v : g.values()) {
+    if (v->isLiteral() || !users[v->id()].empty() ||
+        llvm::is_contained(g.outputs(), v.get()))
+      continue;
+    std::string where = g.locate(v->loc()).str();
+    const char *kind = v->isInput()   ? "input"
+                       : v->isParam() ? "parameter"
+                                      : "value";
+    out.push_back(fmt::format(
+        "{}{}warning: {} '{}' is never used: no op reads it and the graph "
+        "does not return it",
+        where, where.empty() ? "" : ": ", kind, v->name()));
+  }
+  return out;
+}
+
 } // namespace kiln

@@ -20,9 +20,17 @@
 
 #include "IR/Graph.h"
 
+#include <string>
+#include <vector>
+
 namespace kiln {
 
 llvm::Error verifyGraph(const Graph &g);
+
+/// One "FILE:LINE:COL: warning: ..." line for each input, parameter or
+/// result of `g` that no node reads and the graph does not return: most
+/// often a typo in a later operand or in the return list.
+std::vector<std::string> unusedValueWarnings(const Graph &g);
 
 } // namespace kiln
 

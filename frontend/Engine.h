@@ -48,6 +48,10 @@ struct CompileOptions {
   /// with how many are ready of how many; from the threads that build them,
   /// one call at a time.
   std::function<void(size_t ready, size_t total)> onKernelReady;
+  /// prepareGpu: refuse a graph whose tensors on the device (inputs,
+  /// parameters, outputs, intermediates) take more than this many bytes;
+  /// 0: as many as the device has free.
+  uint64_t maxDeviceBytes = 0;
 };
 
 /// How one kernel was obtained.

@@ -5,7 +5,26 @@
 #include "Pipeline.h"
 #include "Verifier.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <unistd.h>
+
 namespace kiln {
+
+uint64_t hostAvailableBytes() {
+  if (auto buf = llvm::MemoryBuffer::getFileAsStream("/proc/meminfo")) {
+    llvm::SmallVector<llvm::StringRef, 64> lines;
+    (*buf)->getBuffer().split(lines, '\n');
+    for (llvm::StringRef line : lines) {
+      uint64_t kib = 0;
+      if (line.consume_front("MemAvailable:") &&
+          !line.trim().rtrim(" kB").getAsInteger(10, kib))
+        return kib << 10;
+    }
+  }
+  return static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+         static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+}
 
 llvm::Expected<std::unique_ptr<Graph>> loadGraph(llvm::StringRef path) {
   llvm::Expected<std::unique_ptr<Graph>> g = parseGraphFile(path);
@@ -62,6 +81,17 @@ llvm::Expected<Execution> executeReference(const Graph &g,
   if (!spec)
     return spec.takeError();
   run.specialized = std::move(*spec);
+  // Before the parameters are made: an initialiser of any size is refused
+  // here, not by the allocator.
+  if (llvm::Error e = checkEvaluationMemory(*run.specialized, opts.maxBytes))
+    return e;
+  const uint64_t host = hostAvailableBytes();
+  if (host < opts.maxBytes)
+    if (llvm::Error e = checkEvaluationMemory(
+            *run.specialized, host,
+            fmt::format("the {} of memory available on this machine",
+                        bytesText(host))))
+      return e;
 
   llvm::Expected<BoundParams> bound =
       bindParams(*run.specialized, params, paramsName);

@@ -19,6 +19,11 @@
 
 namespace kiln {
 
+/// Memory the host could give now (/proc/meminfo's MemAvailable, else the
+/// physical memory): what the reference evaluator and the parameters'
+/// initialisers may use at most.
+uint64_t hostAvailableBytes();
+
 /// Parses a .kg file and verifies the graph.
 llvm::Expected<std::unique_ptr<Graph>> loadGraph(llvm::StringRef path);
 

@@ -3,7 +3,10 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 
+#include <climits>
+#include <unistd.h>
 #include <vector>
 
 namespace kiln {
@@ -47,6 +50,49 @@ readWholeFile(llvm::StringRef path, uint64_t streamLimit) {
   }
 }
 
+std::string resolvedPath(llvm::StringRef path) {
+  namespace fs = llvm::sys::fs;
+  llvm::SmallString<256> p;
+  if (!fs::real_path(path, p))
+    return std::string(p.str());
+  // Not there (yet), or a link to nothing: resolve the folder, then follow
+  // the last component while it is a link.
+  p = path;
+  fs::make_absolute(p);
+  for (int hops = 0; hops < 40; ++hops) {
+    llvm::SmallString<256> full;
+    if (fs::real_path(llvm::sys::path::parent_path(p), full))
+      full = llvm::sys::path::parent_path(p);
+    llvm::sys::path::append(full, llvm::sys::path::filename(p));
+    fs::file_status st;
+    char target[PATH_MAX];
+    ssize_t n = -1;
+    if (!fs::status(full, st, /*Follow=*/false) &&
+        st.type() == fs::file_type::symlink_file)
+      n = ::readlink(full.c_str(), target, sizeof target);
+    if (n < 0)
+      return std::string(full.str());
+    llvm::StringRef link(target, static_cast<size_t>(n));
+    p = llvm::sys::path::is_absolute(link)
+            ? llvm::SmallString<256>(link)
+            : llvm::SmallString<256>(llvm::sys::path::parent_path(full));
+    if (llvm::sys::path::is_relative(link))
+      llvm::sys::path::append(p, link);
+    llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/false);
+  }
+  return std::string(p.str()); // a loop of links: writing it will fail
+}
+
+std::string fileIdentity(llvm::StringRef path) {
+  llvm::sys::fs::file_status st;
+  if (llvm::sys::fs::status(path, st))
+    return "path " + resolvedPath(path);
+  if (st.type() == llvm::sys::fs::file_type::character_file)
+    return "";
+  llvm::sys::fs::UniqueID id = st.getUniqueID();
+  return fmt::format("file {}:{}", id.getDevice(), id.getFile());
+}
+
 static llvm::Error cannotWrite(llvm::StringRef path, std::error_code ec) {
   return fileError(path, "cannot write file: {}", ec.message());
 }
@@ -68,8 +114,8 @@ writeFileAtomically(llvm::StringRef path,
   // A device or a pipe (/dev/stdout) is written in place: renaming a file
   // over it would replace it.
   llvm::sys::fs::file_status st;
-  if (!llvm::sys::fs::status(path, st) &&
-      st.type() != llvm::sys::fs::file_type::regular_file) {
+  bool exists = !llvm::sys::fs::status(path, st);
+  if (exists && st.type() != llvm::sys::fs::file_type::regular_file) {
     if (st.type() == llvm::sys::fs::file_type::directory_file)
       return cannotWrite(path, std::make_error_code(std::errc::is_a_directory));
     std::error_code ec;
@@ -78,15 +124,25 @@ writeFileAtomically(llvm::StringRef path,
       ec = writeAndClose(os, write);
     return ec ? cannotWrite(path, ec) : llvm::Error::success();
   }
+  // Through a symbolic link: the temporary file goes beside the file the
+  // link names, and replaces that file, not the link.
+  const std::string target = resolvedPath(path);
   int fd = -1;
   llvm::SmallString<256> temp;
-  std::string model = (path + ".tmp-%%%%%%%%").str();
+  std::string model = target + ".tmp-%%%%%%%%";
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
     return cannotWrite(path, ec);
+  llvm::sys::RemoveFileOnSignal(temp);
+  auto forget =
+      llvm::make_scope_exit([&] { llvm::sys::DontRemoveFileOnSignal(temp); });
   llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-  std::error_code ec = writeAndClose(os, write);
+  std::error_code ec;
+  if (exists)
+    ec = llvm::sys::fs::setPermissions(fd, st.permissions());
   if (!ec)
-    ec = llvm::sys::fs::rename(temp, path);
+    ec = writeAndClose(os, write);
+  if (!ec)
+    ec = llvm::sys::fs::rename(temp, target);
   if (ec) {
     llvm::sys::fs::remove(temp);
     return cannotWrite(path, ec);

@@ -5,6 +5,10 @@
 #include "IR/Diagnostics.h"
 #include "Params.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 #include <chrono>
 
 namespace kiln {
@@ -19,6 +23,86 @@ static llvm::Expected<rt::Buffer> upload(rt::Device &dev, const HostTensor &t) {
       return e;
   return b;
 }
+
+namespace {
+
+/// One tensor prepareGpu would allocate, for messages.
+struct TensorNeed {
+  std::string what; // "parameter 'w' f32[2, 3]"
+  uint64_t bytes;
+};
+
+std::string valueText(const char *kind, const Value &v) {
+  return fmt::format("{} '{}' {}", kind, v.name(), v.type().str());
+}
+
+uint64_t valueBytes(const Value &v) {
+  return static_cast<uint64_t>(v.shape().numElements()) * dtypeSize(v.dtype());
+}
+
+uint64_t total(llvm::ArrayRef<TensorNeed> needs) {
+  uint64_t sum = 0;
+  for (const TensorNeed &n : needs)
+    sum = llvm::SaturatingAdd(sum, n.bytes);
+  return sum;
+}
+
+const TensorNeed &largest(llvm::ArrayRef<TensorNeed> needs) {
+  return *std::max_element(needs.begin(), needs.end(),
+                           [](const TensorNeed &a, const TensorNeed &b) {
+                             return a.bytes < b.bytes;
+                           });
+}
+
+/// Refuses, before anything is allocated for them, tensors that cannot
+/// fit: on the device, the inputs, parameters and outputs (with the
+/// intermediates already planned) against opts.maxDeviceBytes or the free
+/// memory; on the host, the parameters made from initialisers.
+llvm::Error checkMemory(const Executable &exe, const SafetensorsFile *params,
+                        const CompileOptions &opts) {
+  const Graph &g = exe.graph();
+  std::vector<TensorNeed> device, host;
+  for (const Value *v : g.inputs())
+    device.push_back({valueText("input", *v), valueBytes(*v)});
+  for (const Value *v : g.params()) {
+    device.push_back({valueText("parameter", *v), valueBytes(*v)});
+    if (!params || !params->find(v->name()))
+      host.push_back(device.back());
+  }
+  for (const Value *v : g.outputs())
+    device.push_back({valueText("output", *v), valueBytes(*v)});
+  if (!host.empty() && total(host) > hostAvailableBytes())
+    return userError(
+        "graph '{}' needs {} of host memory to make its parameters from "
+        "their initialisers, more than the {} available; the largest is {}, "
+        "{}; use smaller sizes or give the parameters in a file",
+        g.name(), bytesText(total(host)), bytesText(hostAvailableBytes()),
+        largest(host).what, bytesText(largest(host).bytes));
+  if (device.empty())
+    return llvm::Error::success();
+  uint64_t need = total(device), limit = opts.maxDeviceBytes;
+  std::string against;
+  if (limit) {
+    need = llvm::SaturatingAdd(need, exe.intermediateBytes());
+    against = fmt::format("the limit of {} (--max-memory)", bytesText(limit));
+  } else {
+    llvm::Expected<std::pair<size_t, size_t>> mem = exe.device()->memoryInfo();
+    if (!mem)
+      return mem.takeError();
+    limit = mem->first;
+    against = fmt::format("the {} free on {}", bytesText(limit),
+                          exe.device()->info().name);
+  }
+  if (need <= limit)
+    return llvm::Error::success();
+  return userError("graph '{}' needs {} on the GPU for its inputs, "
+                   "parameters, outputs and intermediates, more than {}; the "
+                   "largest is {}, {}; use smaller sizes",
+                   g.name(), bytesText(need), against, largest(device).what,
+                   bytesText(largest(device).bytes));
+}
+
+} // namespace
 
 llvm::Expected<GpuSession> prepareGpu(const Graph &g,
                                       llvm::ArrayRef<HostTensor> inputs,
@@ -39,13 +123,15 @@ llvm::Expected<GpuSession> prepareGpu(const Graph &g,
           .count();
   s.exe = std::move(*exe);
   const Graph &spec = s.exe->graph();
+  if (!s.exe->device())
+    return userError("prepareGpu needs a device: compile without "
+                     "CompileOptions::compileOnly");
+  if (llvm::Error e = checkMemory(*s.exe, params, opts))
+    return e;
   llvm::Expected<BoundParams> bound = bindParams(spec, params, paramsName);
   if (!bound)
     return bound.takeError();
   s.warnings = std::move(bound->warnings);
-  if (!s.exe->device())
-    return userError("prepareGpu needs a device: compile without "
-                     "CompileOptions::compileOnly");
   rt::Device &dev = *s.exe->device();
   for (const HostTensor &t : inputs) {
     auto b = upload(dev, t);

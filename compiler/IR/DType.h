@@ -40,6 +40,10 @@ bool isIntegral(DType t); // i64 and bool
 /// f16 or bf16: half-width floats, which kernels compute in f32.
 bool isHalf(DType t);
 
+/// Kiln holds i64 values in double on the host (the reference evaluator,
+/// initialisers): exact only within +-(2^53 - 1).
+constexpr double kMaxExactInteger = 9007199254740991.0;
+
 /// PyTorch's type promotion between two tensors of the same category rank
 /// (bool < integer < floating); f16 with bf16 gives f32 as in PyTorch.
 DType promoteTypes(DType a, DType b);

@@ -2,6 +2,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <iterator>
+
 namespace kiln {
 
 char DiagError::ID = 0;
@@ -19,6 +21,19 @@ void DiagError::log(llvm::raw_ostream &os) const {
   if (!where.empty())
     os << where << ": ";
   os << "error: " << message_;
+}
+
+std::string bytesText(uint64_t bytes) {
+  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes);
+  unsigned u = 0;
+  while (v >= 1024 && u + 1 < std::size(units)) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0)
+    return fmt::format("{} bytes", bytes);
+  return fmt::format("{:.1f} {} ({} bytes)", v, units[u], bytes);
 }
 
 std::string errorToString(llvm::Error err) {

@@ -61,6 +61,9 @@ llvm::Error userError(fmt::format_string<Args...> f, Args &&...args) {
       SourceLoc{}, fmt::format(f, std::forward<Args>(args)...));
 }
 
+/// A size as messages write it: "1.5 GiB (1610612736 bytes)", "12 bytes".
+std::string bytesText(uint64_t bytes);
+
 /// Renders any error (consuming it) as the text a user should see.
 std::string errorToString(llvm::Error err);
 

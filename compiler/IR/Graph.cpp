@@ -150,6 +150,51 @@ llvm::Expected<Value *> Graph::addInput(llvm::StringRef name, TensorType type,
   return v;
 }
 
+/// The largest finite value of a floating-point dtype below f64.
+static std::optional<double> largestFinite(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 65504.0;
+  case DType::BF16:
+    return 0x1.fep127;
+  case DType::F32:
+    return 0x1.fffffep127;
+  case DType::F64:
+  case DType::I64:
+  case DType::Bool:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Refuses what PyTorch's torch.full and uniform_ refuse for the dtype (a
+/// finite value beyond its range), and i64 values that an initialiser,
+/// held in double, cannot give exactly.
+static llvm::Error checkInitValues(const Initializer &init, DType t,
+                                   llvm::StringRef name, const SourceLoc &at) {
+  llvm::SmallVector<double, 2> values;
+  if (init.kind == Initializer::Kind::Full)
+    values = {init.a};
+  else if (init.kind == Initializer::Kind::Uniform)
+    values = {init.a, init.b};
+  for (double v : values) {
+    if (t == DType::I64 && !(std::abs(v) <= kMaxExactInteger))
+      return diag(at,
+                  "parameter '{}' is i64, but {} is beyond +-(2^53 - 1), the "
+                  "integers Kiln keeps exactly; use a smaller value",
+                  name.str(), init.str());
+    std::optional<double> max = largestFinite(t);
+    if (max && std::isfinite(v) && std::abs(v) > *max)
+      return diag(at,
+                  "parameter '{}' is {}, but {} overflows it (its largest "
+                  "finite value is {}; PyTorch refuses it too); use a value "
+                  "within range",
+                  name.str(), dtypeName(t).str(), init.str(),
+                  formatFloat(*max));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<Value *> Graph::addParam(llvm::StringRef name, TensorType type,
                                         std::optional<Initializer> init,
                                         SourceLoc loc) {
@@ -171,6 +216,9 @@ llvm::Expected<Value *> Graph::addParam(llvm::StringRef name, TensorType type,
                 "uniform(lo, hi, ...) needs finite lo < hi (and hi - lo "
                 "finite), got {} and {}",
                 formatFloat(init->a), formatFloat(init->b));
+  if (init)
+    if (llvm::Error e = checkInitValues(*init, type.dtype, name, locate(loc)))
+      return e;
   Value *v = newValue(Value::Kind::Param, name.str(), std::move(type), loc);
   v->init_ = init;
   params_.push_back(v);

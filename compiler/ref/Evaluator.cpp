@@ -22,20 +22,6 @@ std::string sizesStr(llvm::ArrayRef<int64_t> sizes) {
   return fmt::format("[{}]", fmt::join(sizes, ", "));
 }
 
-/// "1.5 GiB (1610612736 bytes)"
-std::string bytesStr(uint64_t bytes) {
-  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(bytes);
-  unsigned u = 0;
-  while (v >= 1024 && u + 1 < std::size(units)) {
-    v /= 1024;
-    ++u;
-  }
-  if (u == 0)
-    return fmt::format("{} bytes", bytes);
-  return fmt::format("{:.1f} {} ({} bytes)", v, units[u], bytes);
-}
-
 /// Bytes a value takes in the evaluator (8 per element), saturating.
 uint64_t valueBytes(const Value &v) {
   uint64_t bytes = 8;
@@ -97,44 +83,78 @@ std::vector<llvm::SmallVector<unsigned, 3>> freedAfter(const Graph &g) {
   return freed;
 }
 
-/// Refuses, with what it would need, a graph whose peak of live tensors
-/// exceeds the budget. Inputs, params and literals count throughout.
-llvm::Error
+/// "parameter 'w' f32[2, 3]"
+std::string describeValue(const Value &v) {
+  const char *kind = v.isInput() ? "input" : v.isParam() ? "parameter" : "";
+  return fmt::format("{}{}'{}' {}", kind, *kind ? " " : "", v.name(),
+                     v.type().str());
+}
+
+} // namespace
+
+/// Refuses, with what it would need and the largest tensor live at the
+/// peak, a graph whose peak of live tensors exceeds the budget. Inputs,
+/// params and literals count throughout.
+static llvm::Error
 checkMemory(const Graph &g,
             const std::vector<llvm::SmallVector<unsigned, 3>> &freed,
-            uint64_t maxBytes) {
-  uint64_t live = 0, peak = 0;
+            uint64_t maxBytes, const std::string &limitText = "") {
+  std::vector<bool> live(g.values().size(), false);
+  uint64_t bytes = 0, peak = 0;
   for (const auto &v : g.values())
-    if (!v->isResult())
-      live = llvm::SaturatingAdd(live, valueBytes(*v));
-  peak = live;
+    if (!v->isResult()) {
+      live[v->id()] = true;
+      bytes = llvm::SaturatingAdd(bytes, valueBytes(*v));
+    }
+  std::vector<bool> livePeak = live;
+  peak = bytes;
   const Node *peakNode = nullptr;
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node &n = *g.nodes()[i];
-    live = llvm::SaturatingAdd(live, valueBytes(*n.result()));
-    if (live > peak) {
-      peak = live;
+    live[n.result()->id()] = true;
+    bytes = llvm::SaturatingAdd(bytes, valueBytes(*n.result()));
+    if (bytes > peak) {
+      peak = bytes;
       peakNode = &n;
+      livePeak = live;
     }
-    for (unsigned id : freed[i])
-      live -= valueBytes(*g.values()[id]);
+    for (unsigned id : freed[i]) {
+      live[id] = false;
+      bytes -= valueBytes(*g.values()[id]);
+    }
   }
   if (peak <= maxBytes)
     return llvm::Error::success();
+  const Value *largest = nullptr;
+  for (const auto &v : g.values())
+    if (livePeak[v->id()] &&
+        (!largest || valueBytes(*v) > valueBytes(*largest)))
+      largest = v.get();
   return userError(
       "evaluating graph '{}' needs {} of live tensors at its peak{}, more "
-      "than the limit of {}; use smaller sizes or raise the limit",
-      g.name(), bytesStr(peak),
+      "than {}; the largest is {}, {} at 8 bytes an element; use smaller "
+      "sizes{}",
+      g.name(), bytesText(peak),
       peakNode
           ? fmt::format(" (while computing '{}')", peakNode->result()->name())
           : std::string(),
-      bytesStr(maxBytes));
+      limitText.empty() ? "the limit of " + bytesText(maxBytes) : limitText,
+      describeValue(*largest), bytesText(valueBytes(*largest)),
+      limitText.empty() ? " or raise the limit" : "");
 }
 
-/// The reference holds i64 values in double, exact only within
-/// +-(2^53 - 1): any integer result beyond may have been rounded (2^53 + 1
-/// rounds to 2^53), so it is refused rather than returned wrong.
-constexpr double kMaxExactInteger = 9007199254740991.0;
+llvm::Error checkEvaluationMemory(const Graph &g, uint64_t maxBytes,
+                                  const std::string &limitText) {
+  if (llvm::Error e = checkStatic(g))
+    return e;
+  return checkMemory(g, freedAfter(g), maxBytes, limitText);
+}
+
+namespace {
+
+// The reference holds i64 values in double, exact only within
+// kMaxExactInteger: any integer result beyond may have been rounded (2^53 + 1
+// rounds to 2^53), so it is refused rather than returned wrong.
 
 /// The first element of an i64 tensor beyond kMaxExactInteger, if any.
 std::optional<int64_t> firstInexactInteger(const RefTensor &t) {

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -47,6 +48,15 @@ struct EvalOptions {
 /// v as a tensor of dtype t stores it: rounded to nearest even for f16 and
 /// bf16, v itself for the other dtypes.
 double roundToDType(double v, DType t);
+
+/// Refuses a static-shaped graph whose live tensors would exceed `maxBytes`
+/// at their peak in evaluate() (8 bytes an element, inputs and params
+/// included), naming the largest: callers check before they make the
+/// inputs and params, so that nothing too big is allocated. `limitText`
+/// says what the bound is, when it is not the limit the caller set
+/// ("the 20 GiB this machine has available").
+llvm::Error checkEvaluationMemory(const Graph &g, uint64_t maxBytes,
+                                  const std::string &limitText = "");
 
 /// Evaluates `g` on `inputs` and `params` (in g.inputs() / g.params()
 /// order). Intermediates are freed after their last use. User errors: named

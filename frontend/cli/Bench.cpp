@@ -99,12 +99,23 @@ int runBench(const ParsedArgs &args) {
        iters < 1))
     return reportError(usageError("--iters takes a positive count"));
 
+  auto inputFiles = namedFiles(args.all("--input"), graph.inputs(), "--input");
+  if (!inputFiles)
+    return reportError(inputFiles.takeError());
+  auto outputFiles =
+      namedFiles(args.all("--output"), graph.outputs(), "--output");
+  if (!outputFiles)
+    return reportError(outputFiles.takeError());
+  FileRoles json;
+  if (args.has("--json"))
+    json.writes("--json", args.get("--json"));
+  if (llvm::Error e = checkFileRoles(args.positional[0], *inputFiles,
+                                     args.get("--params"), *outputFiles, json))
+    return reportError(std::move(e));
+
   std::vector<HostTensor> inputs;
   if (args.has("--input")) {
-    auto files = namedFiles(args.all("--input"), graph.inputs(), "--input");
-    if (!files)
-      return reportError(files.takeError());
-    auto in = readInputs(graph, *files);
+    auto in = readInputs(graph, *inputFiles);
     if (!in)
       return reportError(in.takeError());
     inputs = std::move(*in);
@@ -124,11 +135,6 @@ int runBench(const ParsedArgs &args) {
       return reportError(f.takeError());
     paramFile = std::move(*f);
   }
-  auto outputFiles =
-      namedFiles(args.all("--output"), graph.outputs(), "--output");
-  if (!outputFiles)
-    return reportError(outputFiles.takeError());
-
   CompileOptions opts;
   opts.onKernelReady = kernelProgress();
   auto s = prepareGpu(graph, inputs, paramFile ? &*paramFile : nullptr,

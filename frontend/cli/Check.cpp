@@ -26,6 +26,8 @@ static int runCheck(const ParsedArgs &args) {
   if (!g)
     return reportError(g.takeError());
   std::unique_ptr<Graph> graph = std::move(*g);
+  for (const std::string &w : unusedValueWarnings(*graph))
+    llvm::errs() << w << "\n";
   if (args.has("--bind")) {
     llvm::Expected<DimBindings> b = parseBindings(args.all("--bind"));
     if (!b)

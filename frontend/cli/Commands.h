@@ -3,6 +3,7 @@
 #define KILN_CLI_COMMANDS_H
 
 #include "Args.h"
+#include "FileRoles.h"
 
 #include "Engine.h"
 #include "HostTensor.h"
@@ -34,6 +35,13 @@ const CommandSpec &cacheWhyCommand();
 llvm::Expected<std::map<std::string, std::string>>
 namedFiles(const std::vector<std::string> &specs,
            llvm::ArrayRef<Value *> values, llvm::StringRef option);
+/// Refuses (exit 2) an output that is the graph, an input, the parameters
+/// file or another output; `roles` may hold the command's other files.
+llvm::Error checkFileRoles(const std::string &graphPath,
+                           const std::map<std::string, std::string> &inputs,
+                           const std::string &paramPath,
+                           const std::map<std::string, std::string> &outputs,
+                           FileRoles roles = {});
 /// One tensor per graph input, read from the named files.
 llvm::Expected<std::vector<HostTensor>>
 readInputs(const Graph &g, const std::map<std::string, std::string> &files);
@@ -48,6 +56,7 @@ struct RunOptions {
   bool check = false;
   std::optional<double> tolerance; // --tolerance, for --check
   uint64_t maxBytes = 8ull << 30;  // --max-memory, for the reference
+  uint64_t maxDeviceBytes = 0;     // --max-memory if given, for the GPU
 };
 /// kiln run's GPU path (RunGpu.cpp).
 int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,

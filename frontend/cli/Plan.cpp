@@ -14,6 +14,7 @@
 #include "Nvrtc.h"
 #include "PlanPrinter.h"
 #include "Specialize.h"
+#include "Verifier.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -88,6 +89,13 @@ compileFromArgs(const ParsedArgs &args, CompileOptions opts) {
 }
 
 static int runPlan(const ParsedArgs &args) {
+  if (args.has("--dot")) {
+    FileRoles roles;
+    roles.reads("the graph", args.positional[0]);
+    roles.writes("--dot", args.get("--dot"));
+    if (llvm::Error e = roles.check())
+      return reportError(std::move(e));
+  }
   // Planning needs no compile: generate for the target only.
   CompileOptions opts;
   opts.compileOnly = true;
@@ -95,6 +103,8 @@ static int runPlan(const ParsedArgs &args) {
   auto exe = compileFromArgs(args, opts);
   if (!exe)
     return reportError(exe.takeError());
+  for (const std::string &w : unusedValueWarnings((*exe)->graph()))
+    llvm::errs() << w << "\n";
   if (args.has("--dot")) {
     if (llvm::Error e =
             writeFileAtomically(args.get("--dot"), [&](llvm::raw_ostream &os) {

@@ -7,6 +7,7 @@
 #include "Commands.h"
 
 #include "Execute.h"
+#include "FileRoles.h"
 #include "GpuExecute.h"
 #include "Npy.h"
 #include "Safetensors.h"
@@ -154,6 +155,41 @@ std::string summarize(const Value &v, const HostTensor &t) {
 
 namespace {
 
+/// Multiply-adds (or element operations) node `n` costs the reference
+/// evaluator: a contraction's K per result element, a convolution's
+/// window per element of the larger image, else one per element read or
+/// written.
+double referenceWork(const Node &n) {
+  auto numel = [](const Value *v) {
+    return v ? static_cast<double>(v->shape().numElements()) : 0.0;
+  };
+  const Value *x = n.operand(0);
+  switch (n.info().family) {
+  case OpFamily::Contraction: {
+    const Shape &s = x->shape();
+    return numel(n.result()) * (s.rank() ? double(s.sizes().back()) : 1.0);
+  }
+  case OpFamily::Convolution: {
+    const Value *w = n.operand(1);
+    double perOut = numel(w) / std::max<double>(1, w->shape().sizes()[0]);
+    return std::max(numel(n.result()), numel(x)) * perOut;
+  }
+  case OpFamily::Normalization:
+  case OpFamily::Reduction:
+  case OpFamily::Binary:
+  case OpFamily::Unary:
+    break;
+  }
+  double work = numel(n.result());
+  for (const Value *v : n.operands())
+    work += numel(v);
+  return work;
+}
+
+/// Work above which `kiln run` on the reference says what it computes
+/// (about a tenth of a second and more).
+constexpr double kSlowReferenceWork = 5e7;
+
 /// --device, --check, --tolerance and --max-memory, checked together.
 llvm::Expected<RunOptions> runOptions(const ParsedArgs &args) {
   RunOptions o;
@@ -184,26 +220,29 @@ llvm::Expected<RunOptions> runOptions(const ParsedArgs &args) {
                         "most 2^33), got '{}'",
                         args.get("--max-memory"));
     o.maxBytes = static_cast<uint64_t>(gib * (1ull << 30));
+    o.maxDeviceBytes = std::max<uint64_t>(o.maxBytes, 1);
   }
   return o;
 }
 
-/// Two outputs written to one file would leave only the last.
-llvm::Error
-checkDistinctOutputs(const std::map<std::string, std::string> &outputFiles) {
-  std::map<std::string, std::string> byFile;
-  for (const auto &[name, file] : outputFiles) {
-    llvm::SmallString<256> path(file);
-    llvm::sys::fs::make_absolute(path);
-    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
-    auto [it, fresh] = byFile.emplace(path.str().str(), name);
-    if (!fresh)
-      return usageError("--output: '{}' and '{}' are both written to {}; "
-                        "give each output its own file",
-                        it->second, name, file);
-  }
-  return llvm::Error::success();
+} // namespace
+
+llvm::Error checkFileRoles(const std::string &graphPath,
+                           const std::map<std::string, std::string> &inputs,
+                           const std::string &paramPath,
+                           const std::map<std::string, std::string> &outputs,
+                           FileRoles roles) {
+  roles.reads("the graph", graphPath);
+  for (const auto &[name, file] : inputs)
+    roles.reads(fmt::format("input '{}'", name), file);
+  if (!paramPath.empty())
+    roles.reads("the parameters file", paramPath);
+  for (const auto &[name, file] : outputs)
+    roles.writes(fmt::format("--output '{}'", name), file);
+  return roles.check();
 }
+
+namespace {
 
 int runRun(const ParsedArgs &args) {
   llvm::Expected<RunOptions> runOpts = runOptions(args);
@@ -222,7 +261,8 @@ int runRun(const ParsedArgs &args) {
       namedFiles(args.all("--output"), graph.outputs(), "--output");
   if (!outputFiles)
     return reportError(outputFiles.takeError());
-  if (llvm::Error e = checkDistinctOutputs(*outputFiles))
+  if (llvm::Error e = checkFileRoles(args.positional[0], *inputFiles,
+                                     args.get("--params"), *outputFiles))
     return reportError(std::move(e));
   llvm::Expected<std::vector<HostTensor>> inputs =
       readInputs(graph, *inputFiles);
@@ -259,10 +299,7 @@ int runRun(const ParsedArgs &args) {
   // that may take long (contractions, large results) and report any node
   // slow enough that a user would wonder whether it is still running.
   eo.onNodeStart = [](const Node &n, size_t i, size_t count) {
-    OpFamily f = n.info().family;
-    bool heavy = f == OpFamily::Contraction || f == OpFamily::Convolution ||
-                 n.result()->shape().numElements() > 10'000'000;
-    if (heavy)
+    if (referenceWork(n) >= kSlowReferenceWork)
       llvm::errs() << fmt::format(
           "  [{}/{}] computing {} = {} {} ...\n", i + 1, count,
           n.result()->name(), n.info().name.str(), n.result()->type().str());
@@ -341,10 +378,12 @@ const CommandSpec &runCommand() {
            "for --check (default by output dtype: f32 1e-5, f16 1e-3, bf16 "
            "8e-3)"},
           {"--max-memory", "GIB",
-           "on the reference evaluator, refuse a graph whose live "
-           "tensors (8 bytes an element, inputs and parameters included) "
-           "would exceed GIB at their peak (default 8); the process needs "
-           "more than that, for the files' own copies"},
+           "refuse, before allocating them, tensors beyond GIB: on the "
+           "reference evaluator, the live tensors at their peak (8 bytes "
+           "an element, inputs and parameters included; default 8, and the "
+           "process needs more than that, for the files' own copies); on "
+           "the GPU, the inputs, parameters, outputs and intermediates "
+           "(default: the device's free memory)"},
       },
       1,
       1,

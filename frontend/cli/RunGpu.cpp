@@ -62,6 +62,7 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
              const RunOptions &runOpts) {
   CompileOptions opts;
   opts.onKernelReady = kernelProgress();
+  opts.maxDeviceBytes = runOpts.maxDeviceBytes;
   llvm::Expected<GpuSession> s = prepareGpu(g, inputs, params, paramPath, opts);
   if (!s)
     return reportError(s.takeError());

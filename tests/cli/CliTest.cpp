@@ -254,7 +254,7 @@ TEST_F(Cli, RunRefusesOptionsThatCannotWorkTogether) {
        "error: --output b=: no file is named; write "
        "--output b=FILE"},
       {{"--output", "a=" + out, "--output", "b=" + tmp("./out.npy")},
-       "error: --output: 'a' and 'b' are both written to "},
+       "error: --output 'a' and --output 'b' are both written to "},
   };
   for (const Case &c : cases) {
     std::vector<std::string> args = {"run", kg, "--input", "x=" + x};
