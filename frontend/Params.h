@@ -40,7 +40,8 @@ HostTensor makeInitialized(const Initializer &init, DType dtype,
 struct BoundParams {
   /// One per g.params(), in order.
   std::vector<HostTensor> values;
-  /// File entries the graph does not use, one line each.
+  /// File entries the graph does not use, one line each, whole:
+  /// "FILE: warning: tensor 'x' (f32[4]) is not a parameter of ...".
   std::vector<std::string> warnings;
 };
 

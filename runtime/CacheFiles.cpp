@@ -73,6 +73,12 @@ std::string makePrivateDirectories(const std::string &path) {
   return "";
 }
 
+bool isReadableDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+         ::access(path.c_str(), R_OK | X_OK) == 0;
+}
+
 std::string unsafeDirectoryReason(const std::string &dir) {
   struct stat st;
   if (::lstat(dir.c_str(), &st) != 0)
@@ -93,7 +99,7 @@ std::string unsafeDirectoryMessage(const std::string &dir,
                                    const std::string &reason) {
   bool own = reason.find("another user") == std::string::npos;
   return fmt::format(
-      "kiln: kernel cache directory {} is not safe to use: {}. A cubin "
+      "kernel cache directory {} is not safe to use: {}. A cubin "
       "from the cache is code that runs on the GPU, so Kiln only trusts a "
       "directory that is yours alone. {}choose another directory with "
       "KILN_CACHE_DIR. The disk cache is off: kernels are compiled in memory "

@@ -33,12 +33,16 @@ bool readFile(const std::string &path, std::string &out);
 /// the reason ("cannot create /a/b: Permission denied", "not writable: ...").
 std::string makePrivateDirectories(const std::string &path);
 
+/// Whether `path` is a directory whose entries we may list and read.
+bool isReadableDirectory(const std::string &path);
+
 /// "" when `dir` may hold code that will run: it belongs to the effective
 /// user and neither its group nor others may write to it. Otherwise the
 /// reason, e.g. "it is writable by other users (mode 0777)".
 std::string unsafeDirectoryReason(const std::string &dir);
 /// The one message for an unsafe cache directory: what is wrong, why it
-/// matters and what to do.
+/// matters and what to do. No prefix: the compiler's warning puts "kiln: "
+/// before it, `kiln cache`'s error "error: ".
 std::string unsafeDirectoryMessage(const std::string &dir,
                                    const std::string &reason);
 

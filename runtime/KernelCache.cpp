@@ -98,6 +98,11 @@ KernelCache::KernelCache(CacheOptions options, std::string kilnVersion)
     dir.pop_back();
   std::string why =
       dir.empty() ? "no $HOME to put it under" : makePrivateDirectories(dir);
+  // A directory we may read but not write (a read-only cache, shared or on
+  // a read-only mount) still serves its entries; what is compiled here
+  // cannot be stored, which storeOnDisk says once.
+  if (!why.empty() && !dir.empty() && isReadableDirectory(dir))
+    why.clear();
   if (!why.empty()) {
     warn(fmt::format("kiln: kernel cache directory {} is not usable ({}); "
                      "compiling in memory only",
@@ -106,7 +111,7 @@ KernelCache::KernelCache(CacheOptions options, std::string kilnVersion)
     return;
   }
   if (std::string unsafe = unsafeDirectoryReason(dir); !unsafe.empty()) {
-    warn(unsafeDirectoryMessage(dir, unsafe));
+    warn("kiln: " + unsafeDirectoryMessage(dir, unsafe));
     warnedDir_ = true;
     return;
   }
@@ -151,14 +156,18 @@ KernelCache::loadFromDisk(const std::string &key, double &compileMs) {
     // Remove it only if it is still the file we read: another process may
     // have renamed a good entry into place meanwhile.
     struct stat now;
+    std::string kept; // why it stays, in a read-only cache
     if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino &&
-        now.st_dev == st.st_dev)
-      ::unlink(path.c_str());
+        now.st_dev == st.st_dev && ::unlink(path.c_str()) != 0)
+      kept = errnoText();
     ::close(fd);
     std::lock_guard<std::mutex> lock(mu_);
-    warn(fmt::format("kiln: removed corrupt kernel cache entry {}: {}; "
-                     "recompiling",
-                     path, why));
+    warn(kept.empty() ? fmt::format("kiln: removed corrupt kernel cache entry "
+                                    "{}: {}; recompiling",
+                                    path, why)
+                      : fmt::format("kiln: corrupt kernel cache entry {}: {} "
+                                    "(it cannot be removed: {}); recompiling",
+                                    path, why, kept));
     return nullptr;
   }
   ::futimens(fd, nullptr); // last use; best effort (may be read-only)
@@ -189,8 +198,10 @@ uint64_t KernelCache::storeOnDisk(const std::string &key,
     return bytes.size();
   std::lock_guard<std::mutex> lock(mu_);
   if (!warnedDir_)
-    warn(fmt::format("kiln: kernel cache directory {} is not usable ({}); "
-                     "compiling in memory only",
+    warn(fmt::format("kiln: cannot store kernels in the kernel cache "
+                     "directory {} ({}); the kernels compiled now are kept "
+                     "in memory only, and the entries already there are "
+                     "still used",
                      dir_, why));
   warnedDir_ = true;
   return 0;

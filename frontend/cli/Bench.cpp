@@ -11,6 +11,7 @@
 #include "Execute.h"
 #include "FileUtil.h"
 #include "GpuExecute.h"
+#include "IR/ClipText.h"
 #include "Params.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -141,6 +142,8 @@ int runBench(const ParsedArgs &args) {
                       paramPath, opts);
   if (!s)
     return reportError(s.takeError());
+  for (const std::string &w : s->warnings) // "FILE: warning: ..." each
+    llvm::errs() << clipLongWords(w) << "\n";
   const Executable &exe = *s->exe;
   rt::Device &dev = *exe.device();
   const size_t nk = exe.kernels().size();

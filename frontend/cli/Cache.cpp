@@ -11,6 +11,7 @@
 #include "Commands.h"
 
 #include "CacheFiles.h"
+#include "IR/ClipText.h"
 #include "IR/Diagnostics.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -54,7 +55,8 @@ llvm::Expected<CacheContext> openCache() {
   CacheContext ctx;
   ctx.settings = rt::resolveCacheSettings();
   for (const std::string &p : ctx.settings.problems)
-    llvm::errs() << "warning: kernel cache setting: " << p << "\n";
+    llvm::errs() << "warning: kernel cache setting: " << clipLongWords(p)
+                 << "\n";
   const std::string &dir = ctx.settings.directory;
   if (dir.empty())
     return userError("there is no kernel cache directory: $HOME is not set; "
@@ -86,14 +88,20 @@ nlohmann::json reportJson(const rt::CleanupReport &r) {
   return j;
 }
 
-/// An error on stderr for the entries a cleanup or clear left; true if any.
-bool reportFailedRemovals(const rt::CleanupReport &r) {
+/// An error on stderr for the entries that `kiln cache OPTION` (-C, -c or
+/// -M) was to remove and could not: how many, the first and why, and what
+/// to do. True if there were any; the command then prints no summary.
+bool reportFailedRemovals(const rt::CleanupReport &r, const std::string &dir,
+                          const char *option) {
   if (!r.failedEntries)
     return false;
-  llvm::errs() << fmt::format("error: {} entr{} could not be removed; the "
-                              "first: {}\n",
-                              r.failedEntries,
-                              r.failedEntries == 1 ? "y" : "ies", r.failure);
+  llvm::errs() << clipLongWords(fmt::format(
+      "error: {} entr{} of the kernel cache could not be removed{} (the "
+      "first: {}); make the cache directory and its subdirectories writable "
+      "('chmod -R u+w {}') and run 'kiln cache {}' again\n",
+      r.failedEntries, r.failedEntries == 1 ? "y" : "ies",
+      r.removedEntries ? fmt::format(", {} were", r.removedEntries) : "",
+      r.failure, dir, option));
   return true;
 }
 
@@ -201,12 +209,10 @@ int runCache(const ParsedArgs &args) {
     for (const char *s : kSubcommands)
       if (given.edit_distance(s) <= 2)
         hint = fmt::format("; did you mean '{}'?", s);
-    llvm::errs() << fmt::format(
-        "error: kiln cache: unknown subcommand '{}'{} The subcommands are "
-        "list, show, verify, export, import and why (see 'kiln cache "
-        "--help')\n",
-        given.str(), hint.empty() ? "." : hint);
-    return ExitUsageError;
+    return reportError(usageError(
+        "kiln cache: unknown subcommand '{}'{} The subcommands are list, "
+        "show, verify, export, import and why (see 'kiln cache --help')",
+        given.str(), hint.empty() ? "." : hint));
   }
   llvm::Expected<CacheContext> ctx = openCache();
   if (!ctx)
@@ -221,8 +227,10 @@ int runCache(const ParsedArgs &args) {
     out["zeroed"] = zeroed;
     if (!zeroed) {
       llvm::errs() << fmt::format("error: cannot write the statistics in {}: "
-                                  "they were not zeroed\n",
-                                  s.directory);
+                                  "they were not zeroed; make it writable "
+                                  "('chmod u+w {}') and run 'kiln cache -z' "
+                                  "again\n",
+                                  s.directory, s.directory);
       failed = true;
     } else if (!*json) {
       llvm::outs() << "statistics zeroed\n";
@@ -231,9 +239,10 @@ int runCache(const ParsedArgs &args) {
   if (args.has("--clear")) {
     any = true;
     rt::CleanupReport r = dir.clear();
-    failed |= reportFailedRemovals(r);
+    bool clearFailed = reportFailedRemovals(r, s.directory, "-C");
+    failed |= clearFailed;
     out["cleared"] = reportJson(r);
-    if (!*json)
+    if (!*json && !clearFailed)
       llvm::outs() << fmt::format(
           "cleared {}: removed {} entr{} ({})\n", s.directory, r.removedEntries,
           r.removedEntries == 1 ? "y" : "ies", rt::formatSize(r.removedBytes));
@@ -262,9 +271,11 @@ int runCache(const ParsedArgs &args) {
   if (args.has("--cleanup") || args.has("--max-size")) {
     any = true;
     rt::CleanupReport r = dir.cleanup(s.maxBytes);
-    failed |= reportFailedRemovals(r);
+    bool cleanupFailed = reportFailedRemovals(
+        r, s.directory, args.has("--cleanup") ? "-c" : "-M");
+    failed |= cleanupFailed;
     out["cleanup"] = reportJson(r);
-    if (!*json && (args.has("--cleanup") || r.removedEntries))
+    if (!*json && !cleanupFailed && (args.has("--cleanup") || r.removedEntries))
       printCleanup(r, s.maxBytes);
   }
   if (args.has("--show-config")) {

@@ -7,6 +7,7 @@
 #include "CacheCli.h"
 #include "Commands.h"
 
+#include "IR/ClipText.h"
 #include "IR/Diagnostics.h"
 #include "KernelCache.h"
 
@@ -99,18 +100,15 @@ llvm::Error sortRows(std::vector<Row> &rows, const std::string &by,
   return llvm::Error::success();
 }
 
-std::string clip(const std::string &s, size_t width) {
-  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
-}
-
 void printTable(const std::vector<Row> &rows) {
   std::vector<std::vector<std::string>> cells = {
       {"KEY", "KERNEL", "GRAPH", "ARCH", "SHAPES", "SIZE", "COMPILE", "HITS",
        "LAST USED"}};
   for (const Row &r : rows) {
     const rt::KernelMetadata &m = r.entry.meta;
-    cells.push_back({shortKey(r.file.key), m.kernelName, m.graph, m.arch,
-                     clip(m.shapes, 40), rt::formatSize(r.file.bytes),
+    cells.push_back({shortKey(r.file.key), clipText(m.kernelName, 48),
+                     clipText(m.graph, 40), clipText(m.arch, 20),
+                     clipText(m.shapes, 40), rt::formatSize(r.file.bytes),
                      formatMs(m.compileMs), std::to_string(r.file.hits),
                      formatTime(r.file.lastUsedNs / 1000000000)});
   }

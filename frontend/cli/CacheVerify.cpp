@@ -5,6 +5,7 @@
 #include "CacheArchive.h"
 #include "CacheFiles.h"
 #include "FileUtil.h"
+#include "IR/ClipText.h"
 #include "IR/Diagnostics.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -134,7 +135,8 @@ int runExport(const ParsedArgs &args) {
     return reportError(userError("cannot write {}: {}", path, rt::errnoText()));
   }
   for (const std::string &s : r.skipped)
-    llvm::errs() << "warning: not exported, damaged: " << s << "\n";
+    llvm::errs() << "warning: not exported, damaged: " << clipLongWords(s)
+                 << "\n";
   // With the archive on stdout, the report goes to stderr.
   llvm::raw_ostream &os = toStdout ? llvm::errs() : llvm::outs();
   os << fmt::format("exported {} entr{} ({}) to {}\n", r.entries,
@@ -163,7 +165,7 @@ int runImport(const ParsedArgs &args) {
     return reportError(
         userError("{}: {}", path, llvm::toString(r.takeError())));
   for (const std::string &s : r->refused)
-    llvm::errs() << "error: refused " << s << "\n";
+    llvm::errs() << "error: refused " << clipLongWords(s) << "\n";
   llvm::outs() << fmt::format(
       "imported {} entr{} ({}) into {}; {} already present{}\n", r->imported,
       r->imported == 1 ? "y" : "ies", rt::formatSize(r->bytes), dir, r->present,

@@ -13,6 +13,7 @@
 
 #include "Engine.h"
 #include "Execute.h"
+#include "IR/ClipText.h"
 #include "IR/Diagnostics.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -64,11 +65,6 @@ std::vector<Difference> differences(const rt::CacheKeyParts &here,
   return out;
 }
 
-std::string clip(llvm::StringRef s) {
-  s = s.trim();
-  return s.size() <= 100 ? s.str() : s.take_front(97).str() + "...";
-}
-
 /// How the source of `here` differs from the entry's: the shapes, else the
 /// first line that differs.
 std::string describeSource(const rt::KernelMetadata &here,
@@ -89,7 +85,7 @@ std::string describeSource(const rt::KernelMetadata &here,
     llvm::StringRef y = i < b.size() ? b[i] : "(end of source)";
     if (x != y)
       return fmt::format("line {} differs: here '{}', entry '{}'", i + 1,
-                         clip(x), clip(y));
+                         clipText(x.trim(), 100), clipText(y.trim(), 100));
   }
   return "the same text (the hashes differ)";
 }
@@ -202,36 +198,40 @@ int runWhy(const ParsedArgs &args) {
                {"kernels", kernels}});
     return ExitOk;
   }
-  llvm::outs() << fmt::format(
-      "{} for {}: {} kernel(s), {} would hit, {} would miss (cache {})\n",
+  // Names and details come from the graph and the entries' metadata: a
+  // word of them longer than MaxEchoChars is cut.
+  auto line = [](const std::string &text) {
+    llvm::outs() << clipLongWords(text) << "\n";
+  };
+  line(fmt::format(
+      "{} for {}: {} kernel(s), {} would hit, {} would miss (cache {})",
       (*exe)->graph().name(), (*exe)->target().arch, kernels.size(), hits,
-      kernels.size() - hits, s.directory);
+      kernels.size() - hits, s.directory));
   if (!note.empty())
-    llvm::outs() << "note: " << note << "\n";
+    line("note: " + note);
   for (const nlohmann::json &r : kernels) {
     std::string name = r["kernel"], key = r["key"], status = r["status"];
-    llvm::outs() << fmt::format("  {:<5} {:<32} {}\n", status, name,
-                                shortKey(key));
+    line(fmt::format("  {:<5} {:<32} {}", status, name, shortKey(key)));
     if (status == "hit")
       continue;
     if (r["nearest"].is_null()) {
-      llvm::outs() << fmt::format("        no entry of this kind of kernel "
-                                  "({}) to compare with\n",
-                                  groupKind(r["group"].get<std::string>()));
+      line(fmt::format("        no entry of this kind of kernel ({}) to "
+                       "compare with",
+                       groupKind(r["group"].get<std::string>())));
       continue;
     }
     const nlohmann::json &n = r["nearest"];
-    llvm::outs() << fmt::format(
-        "        nearest entry {} {} (graph {}, group {}, last used {})\n",
+    line(fmt::format(
+        "        nearest entry {} {} (graph {}, group {}, last used {})",
         shortKey(n["key"]), n["kernel"].get<std::string>(),
         n["graph"].get<std::string>(), n["group"].get<std::string>(),
-        formatTime(n["lastUsed"].get<int64_t>()));
+        formatTime(n["lastUsed"].get<int64_t>())));
     for (const nlohmann::json &d : r["differences"]) {
       std::string part = d["part"], detail = d["detail"];
       if (detail.empty())
         detail = fmt::format("here {}, entry {}", d["here"].get<std::string>(),
                              d["entry"].get<std::string>());
-      llvm::outs() << fmt::format("        differs in {}: {}\n", part, detail);
+      line(fmt::format("        differs in {}: {}", part, detail));
     }
   }
   return ExitOk;

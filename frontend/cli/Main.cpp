@@ -2,6 +2,7 @@
 #include "Commands.h"
 
 #include "CudaDriver.h"
+#include "IR/ClipText.h"
 #include "Nvrtc.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -87,10 +88,9 @@ static int dispatch(int argc, char **argv) {
   for (const CommandSpec *c : commands())
     if (!llvm::StringRef(c->name).contains(' '))
       names += (names.empty() ? "" : ", ") + std::string(c->name);
-  llvm::errs() << fmt::format("error: kiln: unknown command '{}'; the "
-                              "commands are {} (see 'kiln --help')\n",
-                              first, names);
-  return ExitUsageError;
+  return reportError(usageError("unknown command '{}'; the commands are {} "
+                                "(see 'kiln --help')",
+                                first, names));
 }
 
 } // namespace kiln::cli
@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
   } catch (const std::bad_alloc &) {
     llvm::errs() << "internal error: out of memory\n";
   } catch (const std::exception &e) {
-    llvm::errs() << "internal error: " << e.what()
+    llvm::errs() << "internal error: " << kiln::clipLongWords(e.what())
                  << "\nplease report this with the command that caused it\n";
   }
   return kiln::cli::ExitInternalError;

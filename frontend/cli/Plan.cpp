@@ -10,6 +10,7 @@
 #include "Engine.h"
 #include "Execute.h"
 #include "FileUtil.h"
+#include "IR/ClipText.h"
 #include "IR/Printer.h"
 #include "Nvrtc.h"
 #include "PlanPrinter.h"
@@ -138,7 +139,7 @@ static int runCompile(const ParsedArgs &args) {
                                 (*exe)->kernels()[i].name, how, b.compileMs,
                                 b.key.substr(0, 12));
     if (!b.log.empty())
-      llvm::errs() << b.log << "\n";
+      llvm::errs() << clipLongWords(b.log) << "\n";
     total += b.compileMs;
   }
   // Kernels compile several at once, so the sum of their times can exceed

@@ -9,6 +9,7 @@
 #include "Execute.h"
 #include "FileRoles.h"
 #include "GpuExecute.h"
+#include "IR/ClipText.h"
 #include "Npy.h"
 #include "Safetensors.h"
 
@@ -315,8 +316,8 @@ int runRun(const ParsedArgs &args) {
       graph, *inputs, paramFile ? &*paramFile : nullptr, paramPath, eo);
   if (!run)
     return reportError(run.takeError());
-  for (const std::string &w : run->warnings)
-    llvm::errs() << "warning: " << w << "\n";
+  for (const std::string &w : run->warnings) // "FILE: warning: ..." each
+    llvm::errs() << clipLongWords(w) << "\n";
 
   llvm::errs() << fmt::format(
       "ran '{}'{} on the float64 reference "

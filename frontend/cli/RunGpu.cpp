@@ -3,6 +3,7 @@
 
 #include "Execute.h"
 #include "GpuExecute.h"
+#include "IR/ClipText.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -66,8 +67,8 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
   llvm::Expected<GpuSession> s = prepareGpu(g, inputs, params, paramPath, opts);
   if (!s)
     return reportError(s.takeError());
-  for (const std::string &w : s->warnings)
-    llvm::errs() << "warning: " << w << "\n";
+  for (const std::string &w : s->warnings) // "FILE: warning: ..." each
+    llvm::errs() << clipLongWords(w) << "\n";
   if (llvm::Error e = s->poisonOutputs())
     return reportError(std::move(e));
   if (llvm::Error e = s->run())

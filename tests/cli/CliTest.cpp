@@ -100,7 +100,7 @@ TEST_F(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(none.code, 2);
   Result bad = kiln({"frob"});
   EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(bad.err, "error: kiln: unknown command 'frob'; the commands are "
+  EXPECT_EQ(bad.err, "error: unknown command 'frob'; the commands are "
                      "check, plan, compile, run, bench, ops, cache (see 'kiln "
                      "--help')\n");
   Result typo = kiln({"check", src("examples/l2_75.kg"), "--bnd", "N=1"});
