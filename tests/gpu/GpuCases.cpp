@@ -1,0 +1,516 @@
+//===- GpuCases.cpp - The graphs the GPU suite runs -----------------------===//
+#include "GpuCases.h"
+
+#include <fmt/format.h>
+
+namespace kiln {
+namespace {
+
+std::string unaryChain() {
+  return "graph u(x: f32[A, B]) {\n"
+         "  a = relu(x)\n  b = leaky_relu(x, negative_slope=0.2)\n"
+         "  c = sigmoid(a)\n  d = tanh(b)\n  e = swish(c)\n"
+         "  f = gelu(d)\n  g = gelu(e, approximate=\"tanh\")\n"
+         "  h = hardtanh(f)\n  i = clamp(g, min=-0.5)\n  j = hardswish(h)\n"
+         "  k = mish(i)\n  l = softplus(j)\n  m = abs(k)\n  n = exp(l)\n"
+         "  o = log(n)\n  p = sqrt(m)\n  q = rsqrt(n)\n  r = neg(q)\n"
+         "  s = add(o, p)\n  t = mul(s, r)\n  u = div(t, 3.0)\n"
+         "  v = sub(u, x)\n  w = maximum(v, x)\n  z = minimum(w, b)\n"
+         "  out = pow(z, 2.0)\n  return out, f\n}\n";
+}
+
+/// More elementwise nodes than the emitter inlines (kOutlineNodes): each
+/// element is computed by one non-inlined function per lane. Two inputs,
+/// one broadcast along the rows, and two outputs, one from mid-chain.
+std::string longChain() {
+  std::string kg = "graph c(x: f32[A, B], y: f32[B]) {\n  p0 = add(x, y)\n";
+  const char *const steps[] = {
+      "sigmoid(p{})", "mul(p{}, y)",         "add(p{}, x)", "tanh(p{})",
+      "gelu(p{})",    "maximum(p{}, -0.75)", "swish(p{})",  "div(p{}, 1.5)"};
+  constexpr int kNodes = 72;
+  for (int i = 1; i < kNodes; ++i)
+    kg += fmt::format("  p{} = ", i) +
+          fmt::format(fmt::runtime(steps[i % 8]), i - 1) + "\n";
+  return kg + fmt::format("  return p{}, p{}\n}}\n", kNodes - 1, kNodes / 2);
+}
+
+/// `count` elementwise nodes after `from`, each reading the one before (and
+/// some `other`), named PREFIX1, PREFIX2, ... and the last `last`: more than
+/// kOutlineNodes become a GroupNorm kernel's prologue or epilogue function.
+std::string longRun(const std::string &prefix, const std::string &from,
+                    const std::string &other, int count,
+                    const std::string &last) {
+  const char *const steps[] = {"sigmoid({})", "add({}, {})", "mul({}, 0.75)",
+                               "tanh({})",    "add({}, {})", "swish({})"};
+  std::string kg, prev = from;
+  for (int i = 1; i <= count; ++i) {
+    std::string name = i == count ? last : prefix + std::to_string(i);
+    kg += fmt::format("  {} = ", name) +
+          fmt::format(fmt::runtime(steps[i % 6]), prev, other) + "\n";
+    prev = name;
+  }
+  return kg;
+}
+
+/// `s` with every `from` replaced by `to`.
+std::string replaceAll(std::string s, const std::string &from,
+                       const std::string &to) {
+  for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size())
+    s.replace(p, from.size(), to);
+  return s;
+}
+
+} // namespace
+
+std::vector<Case> cases() {
+  std::vector<Case> cs;
+  // Pointwise.
+  cs.push_back({"pw_chain_odd", unaryChain(), {{37, 53}}});
+  cs.push_back({"pw_chain_vec4", unaryChain(), {{64, 256}}});
+  cs.push_back({"pw_chain_nan", unaryChain(), {{31, 33}}, 0, 0.05});
+  cs.push_back({"pw_long_chain_odd", longChain(), {{37, 53}, {53}}});
+  cs.push_back({"pw_long_chain_vec4", longChain(), {{65, 256}, {256}}});
+  cs.push_back({"pw_long_chain_nan", longChain(), {{31, 36}, {36}}, 0, 0.05});
+  cs.push_back({"pw_bool_scalars",
+                "graph b(x: f32[A, B]) {\n  a = add(x, true)\n"
+                "  c = mul(a, false)\n  d = sub(c, true)\n"
+                "  return d, a\n}\n",
+                {{19, 7}},
+                0,
+                0.1});
+  cs.push_back({"pw_broadcast",
+                "graph b(x: f32[N, 1], y: f32[1, C, 1, 1]) {\n"
+                "  s = add(x, y)\n  out = mul(s, 2.0)\n  return out\n}\n",
+                {{131, 1}, {1, 77, 1, 1}}});
+  cs.push_back({"pw_bias_rows",
+                "graph b(x: f32[N, C], y: f32[C]) {\n"
+                "  s = add(x, y)\n  t = swish(s)\n  out = maximum(t, s)\n"
+                "  return out\n}\n",
+                {{129, 36}, {36}},
+                0,
+                0.01});
+  cs.push_back({"pw_dag_two_outputs",
+                "graph d(x: f32[A, B, C]) {\n  a = exp(x)\n  b = add(a, a)\n"
+                "  c = mul(b, x)\n  return c, a\n}\n",
+                {{3, 5, 7}}});
+  // Reductions, with prologue and epilogue.
+  for (const char *op : {"min", "max", "sum", "mean", "logsumexp"}) {
+    cs.push_back({std::string("red_") + op + "_inner",
+                  fmt::format("graph r(x: f32[A, B]) {{\n  e = mul(x, 3.0)\n"
+                              "  m = {}(e, dim=1, keepdim=true)\n"
+                              "  out = add(m, 1.0)\n  return out\n}}\n",
+                              op),
+                  {{37, 1001}}});
+    cs.push_back({std::string("red_") + op + "_outer",
+                  fmt::format("graph r(x: f32[A, B, C]) {{\n"
+                              "  out = {}(x, dim=[0, 1])\n  return out\n}}\n",
+                              op),
+                  {{7, 13, 45}}});
+  }
+  cs.push_back({"red_min_nan",
+                "graph r(x: f32[A, B]) {\n  out = min(x, dim=1)\n"
+                "  return out\n}\n",
+                {{64, 333}},
+                0,
+                0.002});
+  // GroupNorm: registers (small slices), one block, teams of blocks.
+  auto gn = [](const std::string &shape, int groups, const std::string &pro,
+               const std::string &epi) {
+    return fmt::format(
+        "graph g(x: f32[{}]) {{\n  param gamma: f32[C] = uniform(0.5, 1.5, "
+        "seed=4)\n  param beta: f32[C] = uniform(-1, 1, seed=5)\n{}"
+        "  y = group_norm({}, gamma, beta, groups={})\n{}  return {}\n}}\n",
+        shape, pro, pro.empty() ? "x" : "p", groups, epi,
+        epi.empty() ? "y" : "out");
+  };
+  auto withC = [](const std::string &kg, int64_t c) {
+    return replaceAll(kg, "f32[C]", fmt::format("f32[{}]", c));
+  };
+  cs.push_back({"gn_regs_odd",
+                withC(gn("N, 64, 5, 7", 8, "", ""), 64),
+                {{3, 64, 5, 7}}});
+  cs.push_back({"gn_regs_rows", withC(gn("N, 12", 4, "", ""), 12), {{7, 12}}});
+  const std::string l2_62Like = withC(
+      gn("N, 8192", 512, "", "  l = leaky_relu(y)\n  out = add(l, l)\n"), 8192);
+  const std::string l2_37Like =
+      withC(gn("N, 4096", 64, "  s = swish(x)\n  p = add(s, 0.5)\n", ""), 4096);
+  cs.push_back({"gn_regs_l2_62_like", l2_62Like, {{33, 8192}}});
+  cs.push_back({"gn_regs_l2_37_like", l2_37Like, {{19, 4096}}});
+  // More slices than one round of the grid takes: each warp loops over
+  // several rounds, the last one partial (on 132 SMs a round is 1056 blocks
+  // of 128 slices of 16 elements, or 792 blocks of 32 slices of 64).
+  cs.push_back({"gn_regs_rounds", l2_62Like, {{437, 8192}}});
+  cs.push_back({"gn_regs_rounds_prologue", l2_37Like, {{1001, 4096}}});
+  cs.push_back({"gn_regs_offset",
+                withC(gn("N, 256", 16, "", ""), 256),
+                {{9, 256}},
+                1e4,
+                0,
+                1e-5});
+  // The widest register slices (1000 elements, statistics in float) on a
+  // large offset, and NaN reaching them.
+  cs.push_back({"gn_regs_wide_offset",
+                withC(gn("N, 40, 5, 5", 1, "", ""), 40),
+                {{6, 40, 5, 5}},
+                1e4,
+                0,
+                1e-5});
+  cs.push_back({"gn_regs_wide_nan",
+                withC(gn("N, 40, 5, 5", 2, "", ""), 40),
+                {{6, 40, 5, 5}},
+                0,
+                1e-3});
+  cs.push_back({"gn_block",
+                withC(gn("N, 16, 40, 41", 4, "", ""), 16),
+                {{4, 16, 40, 41}}});
+  cs.push_back({"gn_team",
+                withC(gn("N, 64, 96, 97", 8, "", ""), 64),
+                {{2, 64, 96, 97}}});
+  cs.push_back({"gn_team_gelu_prologue",
+                withC(gn("N, 16, 66, 66", 2, "  p = gelu(x)\n", ""), 16),
+                {{3, 16, 66, 66}}});
+  cs.push_back({"gn_team_few_slices",
+                withC(gn("N, 8, 512, 512", 2, "", ""), 8),
+                {{1, 8, 512, 512}}});
+  cs.push_back({"gn_team_offset",
+                withC(gn("N, 64, 96, 97", 8, "", ""), 64),
+                {{2, 64, 96, 97}},
+                1e4,
+                0,
+                1e-5});
+  cs.push_back({"gn_team_nan",
+                withC(gn("N, 64, 96, 97", 8, "", ""), 64),
+                {{2, 64, 96, 97}},
+                0,
+                1e-6});
+  // gnTeam's pipeline: many rounds per team (buffers and exchange slots
+  // wrap around), one-block teams, parts too large for shared memory (the
+  // rest re-read), and a prologue streaming two inputs.
+  cs.push_back({"gn_team_many_rounds",
+                withC(gn("N, 32, 64, 64", 4, "", ""), 32),
+                {{257, 32, 64, 64}}});
+  cs.push_back({"gn_team_many_rounds_offset",
+                withC(gn("N, 32, 64, 64", 4, "", ""), 32),
+                {{130, 32, 64, 64}},
+                1e4,
+                0,
+                1e-5});
+  cs.push_back({"gn_team_one_block_rounds",
+                withC(gn("N, 20, 10, 11", 2, "", ""), 20),
+                {{1001, 20, 10, 11}}});
+  // gnTeam sums a slice's moments about the previous slice's mean and sums
+  // again about the new mean when that shift is more than a standard
+  // deviation off. Levels per channel keep consecutive slices of a team
+  // within that (the shift kept); levels per sample differ by about a
+  // standard deviation (some kept, some not) or by far more (every round
+  // sums twice). No offset: the prologue's float rounding at 1e4 would be
+  // the error measured (gn_team_*_offset cover large offsets).
+  auto levels = [](const char *channels, const char *scale) {
+    return fmt::format(
+        "graph g(x: f32[N, 32, 64, 64], lvl: f32[N, {}, 1, 1]) {{\n"
+        "  param gamma: f32[32] = uniform(0.5, 1.5, seed=4)\n"
+        "  param beta: f32[32] = uniform(-1, 1, seed=5)\n"
+        "  l = mul(lvl, {})\n  p = add(x, l)\n"
+        "  y = group_norm(p, gamma, beta, groups=4)\n  return y\n}}\n",
+        channels, scale);
+  };
+  cs.push_back({"gn_team_levels_per_channel",
+                levels("32", "0.3"),
+                {{130, 32, 64, 64}, {130, 32, 1, 1}}});
+  cs.push_back({"gn_team_levels_mixed",
+                levels("1", "0.5"),
+                {{131, 32, 64, 64}, {131, 1, 1, 1}}});
+  cs.push_back({"gn_team_levels_far",
+                levels("1", "20.0"),
+                {{131, 32, 64, 64}, {131, 1, 1, 1}},
+                0,
+                0,
+                5e-6});
+  cs.push_back({"gn_team_reread",
+                withC(gn("N, 12, 512, 513", 1, "", ""), 12),
+                {{1, 12, 512, 513}}});
+  cs.push_back({"gn_team_two_streams",
+                "graph g(x: f32[N, 16, 66, 67], z: f32[N, 16, 66, 67]) {\n"
+                "  param gamma: f32[16] = uniform(0.5, 1.5, seed=4)\n"
+                "  param beta: f32[16] = uniform(-1, 1, seed=5)\n"
+                "  p = mul(x, z)\n  q = sub(p, x)\n"
+                "  y = group_norm(q, gamma, beta, groups=4)\n  return y\n}\n",
+                {{5, 16, 66, 67}, {5, 16, 66, 67}}});
+  // GroupNorm with a tail: a per-sample min/max and what follows it, in
+  // the same kernel after a grid barrier (L2_75's shape of graph).
+  auto minBiasOf = [](int64_t c, int groups) {
+    return fmt::format(
+        "graph g(x: f32[N, {0}]) {{\n"
+        "  param gamma: f32[{0}] = uniform(0.5, 1.5, seed=4)\n"
+        "  param beta: f32[{0}] = uniform(-1, 1, seed=5)\n"
+        "  param bias: f32[1, {0}, 1, 1] = uniform(-1, 1, seed=6)\n"
+        "  y = group_norm(x, gamma, beta, groups={1})\n"
+        "  m = min(y, dim=1, keepdim=true)\n  out = add(m, bias)\n"
+        "  return out\n}}\n",
+        c, groups);
+  };
+  const std::string minBias = minBiasOf(256, 16);
+  cs.push_back({"gn_tail_min_bias", minBias, {{37, 256}}});
+  cs.push_back({"gn_tail_max_nan",
+                "graph g(x: f32[N, 8, 6, 7]) {\n"
+                "  param gamma: f32[8] = uniform(0.5, 1.5, seed=4)\n"
+                "  param beta: f32[8] = uniform(-1, 1, seed=5)\n"
+                "  y = group_norm(x, gamma, beta, groups=2)\n"
+                "  out = max(y, dim=[1, 2, 3])\n  return out\n}\n",
+                {{9, 8, 6, 7}},
+                0,
+                0.001});
+  cs.push_back(
+      {"gn_tail_team_two_outputs",
+       "graph g(x: f32[N, 16, 40, 41]) {\n"
+       "  param gamma: f32[16] = uniform(0.5, 1.5, seed=4)\n"
+       "  param beta: f32[16] = uniform(-1, 1, seed=5)\n"
+       "  y = group_norm(x, gamma, beta, groups=4)\n"
+       "  s = swish(y)\n"
+       "  m = min(s, dim=[1, 2, 3], keepdim=true)\n  out = mul(m, 2.0)\n"
+       "  return s, out\n}\n",
+       {{6, 16, 40, 41}}});
+  cs.push_back({"gn_tail_min_bias_36_rows", minBias, {{36, 256}}});
+  // The min returned too: stored over its own [N, 1], not over the broadcast
+  // add's [1, 256, N, 1] (it was, writing past its buffer).
+  std::string minReturned = minBias;
+  minReturned.replace(minReturned.find("return out"), 10, "return out, m");
+  cs.push_back({"gn_tail_min_returned", minReturned, {{37, 256}}});
+  // Prologues and epilogues of 70 nodes: functions called per lane, in the
+  // register and team kernels, and before a tail. Two outputs each, one
+  // from mid-epilogue.
+  const std::string longPro = longRun("a", "x", "x", 70, "p");
+  const std::string longEpi =
+      longRun("e", "y", "y", 35, "mid") + longRun("f", "mid", "y", 35, "out");
+  auto gnLong = [&](const std::string &shape, int64_t c, int groups) {
+    return fmt::format("graph g(x: f32[{0}]) {{\n"
+                       "  param gamma: f32[{1}] = uniform(0.5, 1.5, seed=4)\n"
+                       "  param beta: f32[{1}] = uniform(-1, 1, seed=5)\n"
+                       "{3}  y = group_norm(p, gamma, beta, groups={2})\n"
+                       "{4}  return out, mid\n}}\n",
+                       shape, c, groups, longPro, longEpi);
+  };
+  cs.push_back({"gn_regs_long_runs",
+                gnLong("N, 256", 256, 16),
+                {{37, 256}},
+                0,
+                0,
+                1e-4});
+  cs.push_back({"gn_team_long_runs",
+                gnLong("N, 64, 96, 97", 64, 8),
+                {{2, 64, 96, 97}},
+                0,
+                0,
+                1e-4});
+  cs.push_back({"gn_tail_long_epilogue",
+                "graph g(x: f32[N, 256]) {\n"
+                "  param gamma: f32[256] = uniform(0.5, 1.5, seed=4)\n"
+                "  param beta: f32[256] = uniform(-1, 1, seed=5)\n"
+                "  param bias: f32[1, 256, 1, 1] = uniform(-1, 1, seed=6)\n"
+                "  y = group_norm(x, gamma, beta, groups=16)\n" +
+                    longEpi +
+                    "  m = min(out, dim=1, keepdim=true)\n  t = add(m, bias)\n"
+                    "  return t, mid\n}\n",
+                {{37, 256}},
+                0,
+                0,
+                1e-4});
+  // A tail of more elements than the grid has threads (several per thread,
+  // the last round partial): [1, 4000, 67, 1] over 131 blocks.
+  cs.push_back({"gn_tail_min_bias_wide", minBiasOf(4000, 250), {{67, 4000}}});
+  // A tail after several rounds per warp of the GroupNorm phase.
+  cs.push_back(
+      {"gn_tail_min_bias_rounds", minBiasOf(8192, 512), {{437, 8192}}});
+  // f16 and bf16 tensors: computed in float, each op's result rounded to
+  // its dtype (the reference rounds the same way, so they agree but for an
+  // ulp where float and double round to different neighbours).
+  auto as = [](const std::string &kg, const char *dtype) {
+    return replaceAll(kg, "f32", dtype);
+  };
+  cs.push_back(
+      {"half_f16_chain_odd", as(unaryChain(), "f16"), {{37, 53}}, 0, 0, 5e-5});
+  cs.push_back({"half_bf16_chain_vec4",
+                as(unaryChain(), "bf16"),
+                {{64, 256}},
+                0,
+                0,
+                1e-4});
+  cs.push_back({"half_f16_chain_nan",
+                as(unaryChain(), "f16"),
+                {{31, 33}},
+                0,
+                0.05,
+                5e-5});
+  // An f32 rank-0 tensor is rounded to f16 before an f16 op uses it; f16
+  // with an f32 tensor computes in f32.
+  cs.push_back({"half_mixed_dtypes",
+                "graph m(x: f16[A, B], y: f32[B], s: f32[]) {\n"
+                "  a = mul(x, s)\n  b = add(a, y)\n  c = gelu(a)\n"
+                "  d = sub(c, 0.3)\n  return b, d\n}\n",
+                {{29, 44}, {44}, {}},
+                0,
+                0,
+                5e-5});
+  cs.push_back({"half_bf16_broadcast",
+                "graph b(x: bf16[N, 1], y: bf16[1, C, 1, 1]) {\n"
+                "  s = add(x, y)\n  out = mul(s, 2.0)\n  return out\n}\n",
+                {{131, 1}, {1, 77, 1, 1}},
+                0,
+                0,
+                1e-4});
+  for (const char *op : {"min", "sum", "mean", "logsumexp"})
+    cs.push_back({std::string("half_f16_red_") + op,
+                  fmt::format("graph r(x: f16[A, B]) {{\n  e = mul(x, 3.0)\n"
+                              "  m = {}(e, dim=1, keepdim=true)\n"
+                              "  out = add(m, 1.0)\n  r = {}(x, dim=0)\n"
+                              "  return out, r\n}}\n",
+                              op, op),
+                  {{37, 1001}},
+                  0,
+                  0,
+                  5e-5});
+  cs.push_back({"half_f16_gn_regs_l2_37_like",
+                as(l2_37Like, "f16"),
+                {{19, 4096}},
+                0,
+                0,
+                5e-5});
+  cs.push_back(
+      {"half_bf16_gn_regs_odd",
+       as(withC(gn("N, 64, 5, 7", 8, "", "  out = relu(y)\n"), 64), "bf16"),
+       {{3, 64, 5, 7}},
+       0,
+       0,
+       1e-4});
+  cs.push_back({"half_f16_gn_team_offset",
+                as(withC(gn("N, 64, 96, 97", 8, "", ""), 64), "f16"),
+                {{2, 64, 96, 97}},
+                100,
+                0,
+                5e-5});
+  cs.push_back(
+      {"half_bf16_gn_team_gelu_prologue",
+       as(withC(gn("N, 16, 66, 66", 2, "  p = gelu(x)\n", ""), 16), "bf16"),
+       {{3, 16, 66, 66}},
+       0,
+       0,
+       1e-4});
+  // A half part is kept on chip as halves; one this large still overflows
+  // shared memory, so the rest of each block's part is re-read, and the
+  // prologue (a swish) is applied to the re-read values too.
+  cs.push_back(
+      {"half_bf16_gn_team_reread",
+       as(withC(gn("N, 16, 1024, 1025", 1, "  p = swish(x)\n", ""), 16),
+          "bf16"),
+       {{1, 16, 1024, 1025}},
+       0,
+       0,
+       1e-4});
+  cs.push_back({"half_f16_gn_team_nan",
+                as(withC(gn("N, 20, 10, 11", 2, "", ""), 20), "f16"),
+                {{33, 20, 10, 11}},
+                0,
+                1e-4,
+                5e-5});
+  cs.push_back({"half_f16_gn_tail_min_bias",
+                as(minBias, "f16"),
+                {{37, 256}},
+                0,
+                0,
+                5e-5});
+  // A depthwise convolution whose Cin * Cout * 9 is above 2^31 (its weight
+  // is 147456 floats): conv.cuh bounded the former and NVRTC failed it.
+  cs.push_back({"conv_depthwise_16384",
+                "graph d(x: f32[N, 16384, 5, 6]) {\n"
+                "  param w: f32[16384, 1, 3, 3] = uniform(-1, 1, seed=3)\n"
+                "  y = conv2d(x, w, padding=1, groups=16384)\n"
+                "  return y\n}\n",
+                {{1, 16384, 5, 6}}});
+  // 300 inputs added in a chain: more than one kernel reads (256).
+  {
+    std::string kg = "graph w(";
+    std::vector<std::vector<int64_t>> shapes;
+    for (int i = 0; i < 300; ++i) {
+      kg += fmt::format("{}x{}: f32[N]", i ? ", " : "", i);
+      shapes.push_back({37});
+    }
+    kg += ") {\n  s1 = add(x0, x1)\n";
+    for (int i = 2; i < 300; ++i)
+      kg += fmt::format("  s{} = add(s{}, x{})\n", i, i - 1, i);
+    kg += "  return s299\n}\n";
+    cs.push_back({"pw_chain_300_inputs", kg, shapes});
+  }
+  // Trailing dims of 1: vectors run along the last dim larger than 1.
+  cs.push_back({"pw_trailing_ones",
+                "graph p(x: f32[N, 1], y: f32[1, 6, 1, 1], "
+                "z: f32[1, 6, N, 1]) {\n"
+                "  s = add(x, y)\n  out = mul(s, z)\n  return out\n}\n",
+                {{12, 1}, {1, 6, 1, 1}, {1, 6, 12, 1}}});
+  // NaN bounds, as PyTorch: a lone one is ignored, with two every result is
+  // NaN.
+  cs.push_back({"pw_clamp_nan_bounds",
+                "graph c(x: f32[A, B]) {\n  a = clamp(x, min=nan)\n"
+                "  b = clamp(x, min=-0.5, max=nan)\n"
+                "  c = hardtanh(x, min_val=nan)\n"
+                "  d = clamp(x, max=0.25)\n  return a, b, c, d\n}\n",
+                {{5, 67}},
+                0,
+                0.05});
+  // Number exponents as PyTorch computes them (sqrt, rsqrt, x * x, ...), on
+  // infinities (x / 0) and signed zeros (x * 0) as well as finite values.
+  cs.push_back({"pw_pow_literals",
+                "graph p(x: f32[A, B]) {\n  i = div(x, 0.0)\n"
+                "  z = mul(x, 0.0)\n  a = pow(i, 0.5)\n  b = pow(z, -0.5)\n"
+                "  c = pow(x, 0.5)\n  d = pow(x, -0.5)\n  e = pow(x, 2)\n"
+                "  f = pow(x, 3.0)\n  g = pow(i, -1.0)\n  h = pow(z, -2.0)\n"
+                "  k = pow(x, 1.5)\n  return a, b, c, d, e, f, g, h, k\n}\n",
+                {{7, 45}},
+                0,
+                0.05});
+  // matmul with 1-D operands, as torch.matmul: a row times a matrix (and a
+  // batch of them), a matrix times a column, a dot product.
+  cs.push_back({"mm_1d_operands",
+                "graph m(v: f32[K], a: f32[M, K], c: f32[K, M], "
+                "b: f32[3, K, 5]) {\n"
+                "  p = matmul(v, c)\n  q = matmul(a, v)\n"
+                "  r = matmul(v, v)\n  s = matmul(v, b)\n"
+                "  return q, r, s, p\n}\n",
+                {{37}, {19, 37}, {37, 19}, {3, 37, 5}}});
+  // Tensors with a dim of 0, as PyTorch allows. An empty batch: no kernel
+  // runs and every output is empty.
+  cs.push_back({"empty_batch_gn_tail", minBias, {{0, 256}}});
+  // One output empty, the other not: only the kernel of the full one runs.
+  cs.push_back({"empty_and_full_outputs",
+                "graph g(x: f32[N, 8], z: f32[8]) {\n  a = gelu(x)\n"
+                "  b = exp(z)\n  c = add(a, b)\n  return c, b\n}\n",
+                {{0, 8}, {8}}});
+  // Reductions over an empty dim: sum 0, mean NaN, logsumexp -inf.
+  cs.push_back({"empty_dim_reductions",
+                "graph r(x: f32[A, B]) {\n  s = sum(x, dim=1)\n"
+                "  m = mean(x, dim=1, keepdim=true)\n"
+                "  l = logsumexp(x, dim=1)\n  t = sum(x, dim=0)\n"
+                "  return s, m, l, t\n}\n",
+                {{37, 0}}});
+  // An empty batch reduced away: zeros and NaN where the rest is empty.
+  cs.push_back({"empty_batch_reduced",
+                "graph r(x: f32[N, 8, 3]) {\n  y = swish(x)\n"
+                "  s = sum(y, dim=[0, 2])\n  m = mean(y, dim=0)\n"
+                "  return s, m, y\n}\n",
+                {{0, 8, 3}}});
+  // Contractions over 0 features: the bias (through gelu), or zeros.
+  cs.push_back({"empty_linear_features",
+                "graph l(x: f32[N, 0]) {\n"
+                "  param w: f32[6, 0] = uniform(-1, 1, seed=1)\n"
+                "  param b: f32[6] = uniform(-1, 1, seed=2)\n"
+                "  y = linear(x, w, b)\n  out = gelu(y)\n  return out\n}\n",
+                {{7, 0}}});
+  cs.push_back({"empty_matmul_inner",
+                "graph m(x: f32[M, K], y: f32[K, N]) {\n"
+                "  out = matmul(x, y)\n  return out\n}\n",
+                {{5, 0}, {0, 3}}});
+  return cs;
+}
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+} // namespace kiln

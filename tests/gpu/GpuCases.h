@@ -1,0 +1,36 @@
+//===- GpuCases.h - The graphs the GPU suite runs --------------*- C++ -*-===//
+//
+// Shared by GpuKernelsTest (each case on the GPU against the reference) and
+// KernelSourcesTest (each case's generated sources, fixed by their hashes,
+// with no GPU).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TESTS_GPU_GPUCASES_H
+#define KILN_TESTS_GPU_GPUCASES_H
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// One graph, the shapes of its inputs, and how to fill and judge them.
+struct Case {
+  std::string name;
+  std::string kg;
+  std::vector<std::vector<int64_t>> shapes;
+  double offset = 0;  // added to every input element
+  double nanRate = 0; // fraction of input elements set to NaN
+  double tol = 2e-6;  // on ||gpu - ref|| / ||ref||
+};
+
+/// Every case of the GPU suite.
+std::vector<Case> cases();
+
+/// For gtest: a case prints as its name.
+void PrintTo(const Case &c, std::ostream *os);
+
+} // namespace kiln
+
+#endif
