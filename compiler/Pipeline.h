@@ -1,7 +1,12 @@
-//===- Pipeline.h - From a parsed graph to what runs -----------*- C++ -*-===//
+//===- Pipeline.h - From a parsed graph to kernel sources ------*- C++ -*-===//
 //
-// The passes, in order, live in Pipeline.cpp alone. Set KILN_PRINT_IR=1 to
-// print the graph and the time taken after each pass (to stderr).
+// The stages, in order, live in Pipeline.cpp alone:
+//
+//   verify -> specialise -> verify -> partition -> schedule -> emit
+//
+// With PipelineOptions::printIR (KILN_PRINT_IR=1 at the CLI) each stage
+// prints what it produced (the graph, the plan, the schedules, the source
+// sizes) and its time to stderr.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_PIPELINE_H
@@ -9,16 +14,45 @@
 
 #include "IR/Graph.h"
 #include "Specialize.h"
+#include "codegen/Kernel.h"
+#include "fusion/Partition.h"
+#include "schedule/Schedule.h"
 
 #include <memory>
+#include <vector>
 
 namespace kiln {
 
-/// Prepares `g` to run with the named dims bound by `bindings`: checks it,
-/// specialises it to static shapes and checks the result. The returned graph
-/// has static shapes and passes the verifier; `g` is unchanged.
+struct PipelineOptions {
+  /// The GPU the kernels are scheduled for.
+  TargetInfo target;
+  /// Stop after specialising (kiln check, the reference evaluator).
+  bool specializeOnly = false;
+  /// Print each stage's result and time to stderr.
+  bool printIR = false;
+  /// Print every generated kernel's source to stderr.
+  bool printSource = false;
+};
+
+/// What the pipeline produced. Without specializeOnly, schedules[i] and
+/// kernels[i] belong to plan.groups[i].
+struct CompiledGraph {
+  std::unique_ptr<Graph> graph; // specialised: static shapes, verified
+  FusionPlan plan;
+  std::vector<Schedule> schedules;
+  std::vector<EmittedKernel> kernels;
+};
+
+/// Runs every stage on `g` with the named dims bound by `bindings`; `g` is
+/// unchanged. Errors: located user errors from any stage.
+llvm::Expected<CompiledGraph> runPipeline(const Graph &g,
+                                          const DimBindings &bindings,
+                                          const PipelineOptions &opts);
+
+/// runPipeline up to specialisation: the static-shaped, verified graph.
 llvm::Expected<std::unique_ptr<Graph>>
-prepareForExecution(const Graph &g, const DimBindings &bindings);
+prepareForExecution(const Graph &g, const DimBindings &bindings,
+                    bool printIR = false);
 
 } // namespace kiln
 

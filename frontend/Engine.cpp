@@ -5,7 +5,6 @@
 #include "IR/Diagnostics.h"
 #include "Pipeline.h"
 #include "Templates.h"
-#include "codegen/Codegen.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -50,21 +49,34 @@ std::vector<rt::SourceHeader> templateHeaders() {
 }
 
 rt::CompileRequest compileRequest(const EmittedKernel &k,
-                                  const std::string &arch) {
+                                  const std::string &arch,
+                                  llvm::ArrayRef<std::string> extraOptions) {
   rt::CompileRequest req;
   req.source = k.source;
   req.fileName = k.name + ".cu";
   req.headers = templateHeaders();
   req.arch = arch;
-  // KILN_NVRTC_OPTIONS: extra NVRTC options (space-separated), for
-  // experiments; they are part of the cache key like every option.
+  // Part of the cache key like every option.
+  req.options.assign(extraOptions.begin(), extraOptions.end());
+  return req;
+}
+
+static bool envFlag(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+CompileOptions CompileOptions::fromEnvironment() {
+  CompileOptions o;
+  o.printIR = envFlag("KILN_PRINT_IR");
+  o.printSource = envFlag("KILN_PRINT_SOURCE");
   if (const char *extra = std::getenv("KILN_NVRTC_OPTIONS")) {
     llvm::SmallVector<llvm::StringRef, 4> words;
     llvm::StringRef(extra).split(words, ' ', -1, /*KeepEmpty=*/false);
     for (llvm::StringRef w : words)
-      req.options.push_back(w.str());
+      o.nvrtcOptions.push_back(w.str());
   }
-  return req;
+  return o;
 }
 
 namespace {
@@ -98,11 +110,6 @@ Executable::compile(const Graph &g,
   llvm::Expected<DimBindings> bindings = bindDims(g, shapes);
   if (!bindings)
     return bindings.takeError();
-  llvm::Expected<std::unique_ptr<Graph>> spec =
-      prepareForExecution(g, *bindings);
-  if (!spec)
-    return spec.takeError();
-  exe->graph_ = std::move(*spec);
   std::optional<rt::DeviceTraits> traits;
   if (!opts.compileOnly) {
     llvm::Expected<rt::DeviceTraits> t = rt::Device::probe(0);
@@ -118,16 +125,17 @@ Executable::compile(const Graph &g,
                        traits->info.name, llvm::toString(std::move(e)));
     return userError("CompileOptions::arch: {}", llvm::toString(std::move(e)));
   }
-  exe->plan_ = partitionGraph(*exe->graph_);
-  llvm::Expected<std::vector<EmittedKernel>> ks =
-      generateKernels(*exe->graph_, exe->plan_, exe->target_);
-  if (!ks)
-    return ks.takeError();
-  exe->kernels_ = std::move(*ks);
-  if (const char *env = std::getenv("KILN_PRINT_SOURCE");
-      env && *env && std::string(env) != "0")
-    for (const EmittedKernel &k : exe->kernels_)
-      llvm::errs() << "// ===== " << k.name << " =====\n" << k.source;
+  PipelineOptions po;
+  po.target = exe->target_;
+  po.printIR = opts.printIR;
+  po.printSource = opts.printSource;
+  llvm::Expected<CompiledGraph> cg = runPipeline(g, *bindings, po);
+  if (!cg)
+    return cg.takeError();
+  exe->graph_ = std::move(cg->graph);
+  exe->plan_ = std::move(cg->plan);
+  exe->schedules_ = std::move(cg->schedules);
+  exe->kernels_ = std::move(cg->kernels);
   if (opts.generateOnly)
     return exe;
   // The device's context (about 100 ms on an H200) is created on another
@@ -180,7 +188,8 @@ Executable::buildKernels(const CompileOptions &opts,
   std::vector<rt::CompileRequest> reqs;
   std::vector<rt::KernelMetadata> metas;
   for (size_t i = 0; i < n; ++i) {
-    reqs.push_back(compileRequest(kernels_[i], target_.arch));
+    reqs.push_back(
+        compileRequest(kernels_[i], target_.arch, opts.nvrtcOptions));
     metas.push_back(cacheMetadata(i));
   }
   std::vector<std::optional<llvm::Expected<rt::CacheLookup>>> results(n);

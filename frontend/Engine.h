@@ -20,6 +20,7 @@
 
 #include "codegen/Kernel.h"
 #include "fusion/Partition.h"
+#include "schedule/Schedule.h"
 
 #include "Device.h"
 #include "KernelCache.h"
@@ -44,6 +45,11 @@ struct CompileOptions {
   /// (kiln plan; without compileOnly the GPU's traits set the target).
   bool generateOnly = false;
   rt::CacheOptions cache = rt::cacheOptionsFromEnvironment();
+  /// Print each pipeline stage's result and time, and every kernel's
+  /// source, to stderr.
+  bool printIR = false, printSource = false;
+  /// Extra NVRTC options, for experiments; part of the cache key.
+  std::vector<std::string> nvrtcOptions;
   /// Called as each kernel becomes ready (compiled, or found in the cache)
   /// with how many are ready of how many; from the threads that build them,
   /// one call at a time.
@@ -52,6 +58,11 @@ struct CompileOptions {
   /// parameters, outputs, intermediates) take more than this many bytes;
   /// 0: as many as the device has free.
   uint64_t maxDeviceBytes = 0;
+
+  /// The options as the environment sets them, read once at the edge (the
+  /// CLI): KILN_PRINT_IR, KILN_PRINT_SOURCE, KILN_NVRTC_OPTIONS
+  /// (space-separated) and the cache's variables.
+  static CompileOptions fromEnvironment();
 };
 
 /// How one kernel was obtained.
@@ -80,6 +91,8 @@ public:
   /// The graph specialised to the compiled shapes.
   const Graph &graph() const { return *graph_; }
   const FusionPlan &plan() const { return plan_; }
+  /// schedules()[i] is how plan().groups[i] runs.
+  const std::vector<Schedule> &schedules() const { return schedules_; }
   const std::vector<EmittedKernel> &kernels() const { return kernels_; }
   const std::vector<KernelBuild> &builds() const { return builds_; }
   const TargetInfo &target() const { return target_; }
@@ -144,6 +157,7 @@ private:
 
   std::unique_ptr<Graph> graph_;
   FusionPlan plan_;
+  std::vector<Schedule> schedules_;
   TargetInfo target_;
   std::vector<EmittedKernel> kernels_;
   std::vector<KernelBuild> builds_;
@@ -172,9 +186,10 @@ TargetInfo targetOf(const rt::DeviceTraits *device, const std::string &arch);
 /// Every embedded template as an NVRTC header.
 std::vector<rt::SourceHeader> templateHeaders();
 
-/// The NVRTC request for a generated kernel.
+/// The NVRTC request for a generated kernel, with `extraOptions`.
 rt::CompileRequest compileRequest(const EmittedKernel &k,
-                                  const std::string &arch);
+                                  const std::string &arch,
+                                  llvm::ArrayRef<std::string> extraOptions);
 
 } // namespace kiln
 

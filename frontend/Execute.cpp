@@ -77,7 +77,7 @@ llvm::Expected<Execution> executeReference(const Graph &g,
     return bindings.takeError();
   run.bindings = std::move(*bindings);
   llvm::Expected<std::unique_ptr<Graph>> spec =
-      prepareForExecution(g, run.bindings);
+      prepareForExecution(g, run.bindings, opts.printIR);
   if (!spec)
     return spec.takeError();
   run.specialized = std::move(*spec);

@@ -51,6 +51,13 @@ std::string TensorType::str() const {
   return fmt::format("{}{}", dtypeName(dtype).str(), shape.str());
 }
 
+int64_t innermostSize(const Shape &s) {
+  for (size_t k = s.rank(); k-- > 0;)
+    if (s[k].size > 1)
+      return s[k].size;
+  return 1;
+}
+
 int64_t normalizeDim(int64_t dim, size_t rank) {
   int64_t r = std::max<int64_t>(static_cast<int64_t>(rank), 1);
   if (dim < -r || dim >= r)

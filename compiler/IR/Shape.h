@@ -90,6 +90,10 @@ inline constexpr int64_t kMaxDimSize = (int64_t(1) << 31) - 1;
 /// out of range. Rank 0 accepts -1 and 0, as PyTorch does.
 int64_t normalizeDim(int64_t dim, size_t rank);
 
+/// The size of the last dim of static `s` larger than 1 (1 if none): the
+/// dim that consecutive elements run along when the trailing dims are 1.
+int64_t innermostSize(const Shape &s);
+
 /// Result of broadcasting two dims, or an explanation why they don't.
 /// Rules: equal dims -> that dim; a 1 -> the other; a named dim against a
 /// static k != 1 -> k (the binding is checked on specialisation); two

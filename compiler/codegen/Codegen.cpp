@@ -13,24 +13,6 @@
 
 namespace kiln {
 
-TargetInfo defaultTarget(const std::string &arch) {
-  TargetInfo t;
-  t.arch = arch;
-  if (arch == "sm_90" || arch == "sm_90a")
-    return t;
-  t.multiprocessors = 108; // A100
-  t.maxSharedPerBlock = 163 * 1024;
-  t.maxSharedPerSM = 164 * 1024;
-  t.l2Bytes = 40 * 1024 * 1024;
-  // ptxas warns that 2048 is out of range on each of these (sm_120a alike).
-  llvm::StringRef base = llvm::StringRef(arch).rtrim("af");
-  static const llvm::StringRef k1536[] = {"sm_86",  "sm_87",  "sm_88", "sm_89",
-                                          "sm_110", "sm_120", "sm_121"};
-  if (llvm::is_contained(k1536, base))
-    t.maxThreadsPerSM = 1536;
-  return t;
-}
-
 std::string ParamList::of(const Value *v) const {
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].value == v)
@@ -88,26 +70,6 @@ ParamList tensorParams(const FusionGroup &g) {
   return pl;
 }
 
-int vectorWidth(int64_t n, int maxVec) {
-  if (maxVec >= 8 && n % 8 == 0)
-    return 8;
-  return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
-}
-
-int maxVectorWidth(const ParamList &pl) {
-  const bool allHalf = llvm::all_of(pl.params, [](const KernelParam &p) {
-    return p.kind != KernelParam::Kind::Tensor || isHalf(p.value->dtype());
-  });
-  return allHalf ? 8 : 4;
-}
-
-unsigned gridFor(int64_t items, int64_t perBlock, int perSM,
-                 const TargetInfo &t) {
-  int64_t blocks = (items + perBlock - 1) / perBlock;
-  return static_cast<unsigned>(std::max<int64_t>(
-      1, std::min<int64_t>(blocks, int64_t(perSM) * t.multiprocessors)));
-}
-
 uint64_t groupBytes(const FusionGroup &g) {
   uint64_t b = 0;
   for (const Value *v : g.inputs)
@@ -119,67 +81,40 @@ uint64_t groupBytes(const FusionGroup &g) {
   return b;
 }
 
-/// GPU kernels handle f32 tensors, and f16 and bf16 ones outside
-/// contractions and convolutions; say so for anything else.
-static llvm::Error checkDTypes(const FusionGroup &g) {
-  const bool halfOk =
-      g.kind != GroupKind::Contraction && g.kind != GroupKind::Convolution;
-  for (const Node *n : g.nodes())
-    for (const Value *v : n->operands()) {
-      if (!v || v->isLiteral() || v->dtype() == DType::F32 ||
-          (halfOk && isHalf(v->dtype())))
-        continue;
-      if (isHalf(v->dtype()))
-        return diag(n->loc(),
-                    "'{}' is {}; GPU {} kernels take f32 tensors only so far "
-                    "(elementwise ops, reductions and group_norm take f16 and "
-                    "bf16; run it with the reference evaluator, or give "
-                    "this op f32 operands)",
-                    v->name(), dtypeName(v->dtype()).str(),
-                    opName(g.anchor->op()).str());
-      return diag(n->loc(),
-                  "'{}' is {}; GPU code generation supports f32, f16 and "
-                  "bf16 tensors only so far (run it with the reference "
-                  "evaluator, or convert it to a float dtype)",
-                  v->name(), dtypeName(v->dtype()).str());
+/// The emitter of the schedule's kind, then the kernel's launch from the
+/// schedule and its self-describing name: kind, fused ops, a hash of the
+/// source.
+llvm::Expected<EmittedKernel> emitKernel(const FusionGroup &g,
+                                         const Schedule &s) {
+  llvm::Expected<EmittedKernel> k = [&] {
+    switch (s.kind) {
+    case GroupKind::Pointwise:
+      return emitPointwise(g, s);
+    case GroupKind::Reduction:
+      return emitReduction(g, s);
+    case GroupKind::GroupNorm:
+      return emitGroupNorm(g, s);
+    case GroupKind::Contraction:
+      return emitContraction(g, s);
+    case GroupKind::Convolution:
+      return emitConvolution(g, s);
     }
-  return llvm::Error::success();
-}
-
-llvm::Expected<std::vector<EmittedKernel>>
-generateKernels(const Graph &graph, const FusionPlan &plan,
-                const TargetInfo &target) {
-  std::vector<EmittedKernel> out;
-  for (const FusionGroup &g : plan.groups) {
-    if (llvm::Error e = checkDTypes(g))
-      return e;
-    llvm::Expected<EmittedKernel> k = [&] {
-      switch (g.kind) {
-      case GroupKind::Pointwise:
-        return emitPointwise(g, target);
-      case GroupKind::Reduction:
-        return emitReduction(g, target);
-      case GroupKind::GroupNorm:
-        return emitGroupNorm(g, target);
-      case GroupKind::Contraction:
-        return emitContraction(g, target);
-      case GroupKind::Convolution:
-        return emitConvolution(g, target);
-      }
-      llvm_unreachable("bad group kind");
-    }();
-    if (!k)
-      return k.takeError();
-    // Self-describing name: kind, fused ops, a hash of the source.
-    uint64_t h = llvm::xxHash64(k->source);
-    k->name = fmt::format("{}_{:06x}", g.describe(), h & 0xffffff);
-    size_t pos;
-    while ((pos = k->source.find("KILN_NAME")) != std::string::npos)
-      k->source.replace(pos, 9, k->name);
-    out.push_back(std::move(*k));
-  }
-  (void)graph;
-  return out;
+    llvm_unreachable("bad group kind");
+  }();
+  if (!k)
+    return k.takeError();
+  k->grid = s.launch.grid;
+  k->gridY = s.launch.gridY;
+  k->block = s.launch.block;
+  k->sharedBytes = s.launch.sharedBytes;
+  k->cooperative = s.launch.cooperative;
+  k->strategy = s.reason;
+  uint64_t h = llvm::xxHash64(k->source);
+  k->name = fmt::format("{}_{:06x}", g.describe(), h & 0xffffff);
+  size_t pos;
+  while ((pos = k->source.find("KILN_NAME")) != std::string::npos)
+    k->source.replace(pos, 9, k->name);
+  return k;
 }
 
 } // namespace kiln

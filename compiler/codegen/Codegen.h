@@ -1,15 +1,11 @@
-//===- Codegen.h - Fusion groups to CUDA C++ kernels -----------*- C++ -*-===//
+//===- Codegen.h - A scheduled fusion group to a CUDA C++ kernel -*- C++ -*-//
 //
-// generateKernels schedules each group of a fusion plan for the concrete
-// shapes and the target (picks the template, the vector width, the block
-// and grid shape, how a GroupNorm slice is held on chip) and emits one
-// kernel per group.
-//
-// Before: the plan comes from partitionGraph on a specialised graph (all
-// dims static). After: kernels[i] computes plan.groups[i]; every source
-// includes only kiln/*.cuh headers (templates/) and compiles with NVRTC.
-// Errors: a user error naming the node when a group cannot run on the GPU
-// yet (a dtype other than f32).
+// emitKernel renders group `g` as its schedule `s` (schedule/Scheduler.h)
+// says: the source, the parameters in order and the launch shape. Before:
+// `s` is scheduleGroup(g, target) or a tuner's change of it. After: the
+// source includes only kiln/*.cuh headers (templates/), compiles with
+// NVRTC, and its kernel is named by kind, fused ops and a hash of the
+// source. Errors: a located user error where the group cannot be rendered.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_CODEGEN_H
@@ -17,16 +13,14 @@
 
 #include "codegen/Kernel.h"
 #include "fusion/Partition.h"
+#include "schedule/Schedule.h"
 
 #include "llvm/Support/Error.h"
 
-#include <vector>
-
 namespace kiln {
 
-llvm::Expected<std::vector<EmittedKernel>>
-generateKernels(const Graph &g, const FusionPlan &plan,
-                const TargetInfo &target);
+llvm::Expected<EmittedKernel> emitKernel(const FusionGroup &g,
+                                         const Schedule &s);
 
 } // namespace kiln
 

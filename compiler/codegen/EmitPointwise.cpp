@@ -1,18 +1,18 @@
 //===- EmitPointwise.cpp - Fused elementwise kernels ----------------------===//
 #include "codegen/Emitters.h"
 
+#include "IR/Shape.h"
+
 #include <fmt/format.h>
 
 namespace kiln {
 
-static constexpr unsigned kPointwiseThreads = 256;
-
 llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,
-                                            const TargetInfo &t) {
+                                            const Schedule &s) {
   const Shape &domain = g.prologue.front()->result()->shape();
   const int64_t numel = domain.numElements();
-  const int vec = vectorWidth(innermostSize(domain));
-  const bool wide = numel >= (int64_t(1) << 31);
+  const int vec = static_cast<int>(s.get("vec"));
+  const bool wide = s.get("wide");
 
   ParamList pl = tensorParams(g);
   ExprEmitter ex(domain, vec, wide ? "i" : "ii",
@@ -33,15 +33,11 @@ llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,
       "    const {} ii = i;\n"
       "{}  }});\n"
       "}}\n",
-      domain.str(), numel, vec, pl.halfInclude(), functions, kPointwiseThreads,
+      domain.str(), numel, vec, pl.halfInclude(), functions, s.launch.block,
       pl.signature(), numel, vec, wide ? "kiln::i64" : "int", body);
   k.params = pl.params;
-  k.block = kPointwiseThreads;
-  k.grid = gridFor(numel / vec, kPointwiseThreads, 16, t);
   k.bytes = groupBytes(g);
   k.flops = static_cast<double>(numel) * g.prologue.size();
-  k.strategy =
-      fmt::format("{}-wide vectors, {} blocks of {}", vec, k.grid, k.block);
   return k;
 }
 

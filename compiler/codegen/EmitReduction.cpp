@@ -55,7 +55,7 @@ static std::string gatherIndex(const Shape &x, llvm::ArrayRef<int64_t> dims,
 }
 
 llvm::Expected<EmittedKernel> emitReduction(const FusionGroup &g,
-                                            const TargetInfo &t) {
+                                            const Schedule &s) {
   const Node &r = *g.anchor;
   const Shape &x = r.operand(0)->shape();
   llvm::Expected<llvm::SmallVector<int64_t, 4>> red = reducedDims(r);
@@ -70,9 +70,7 @@ llvm::Expected<EmittedKernel> emitReduction(const FusionGroup &g,
     numOut *= x[d].size;
   for (int64_t d : *red)
     len *= x[d].size;
-  const bool warpPerOutput = x.rank() > 0 &&
-                             llvm::is_contained(*red, int64_t(x.rank() - 1)) &&
-                             len >= 32;
+  const bool warpPerOutput = s.get("warpPerOutput");
 
   ParamList pl = tensorParams(g);
   auto param = [&](const Value *v) { return pl.of(v); };
@@ -98,7 +96,7 @@ llvm::Expected<EmittedKernel> emitReduction(const FusionGroup &g,
       "elements).\n"
       "{}#include \"kiln/ops.cuh\"\n"
       "#include \"kiln/reduce.cuh\"\n\n"
-      "extern \"C\" __global__ void __launch_bounds__(256)\n"
+      "extern \"C\" __global__ void __launch_bounds__({})\n"
       "KILN_NAME({}) {{\n"
       "  auto load = [&](kiln::i64 o, kiln::i64 r) -> float {{\n"
       "    const kiln::i64 i = {} + {};\n"
@@ -110,17 +108,13 @@ llvm::Expected<EmittedKernel> emitReduction(const FusionGroup &g,
       "  kiln::reduce<kiln::ReduceOp::{}, {}ll, {}ll, {}>(load, store);\n"
       "}}\n",
       opName(r.op()).str(), x.str(), fmt::join(*red, ","), numOut, len,
-      pl.halfInclude(), pl.signature(), gatherIndex(x, kept, "o"),
-      gatherIndex(x, *red, "r"), load, in,
+      pl.halfInclude(), s.launch.block, pl.signature(),
+      gatherIndex(x, kept, "o"), gatherIndex(x, *red, "r"), load, in,
       roundTo(r.result()->dtype(), "value"), store, reduceOpName(r.op()),
       numOut, len, warpPerOutput ? "true" : "false");
   k.params = pl.params;
-  k.block = 256;
-  int64_t perBlock = warpPerOutput ? 256 / 32 : 256;
-  k.grid = gridFor(numOut, perBlock, 16, t);
   k.bytes = groupBytes(g);
   k.flops = static_cast<double>(x.numElements()) * (1 + g.prologue.size());
-  k.strategy = warpPerOutput ? "a warp per output" : "a thread per output";
   return k;
 }
 

@@ -1,8 +1,10 @@
 //===- Emitters.h - One emitter per group kind (internal) ------*- C++ -*-===//
 //
-// Each emitter fills in an EmittedKernel whose source uses the placeholder
-// KILN_NAME for the kernel's name; generateKernels names it (kind, fused
-// ops, a hash of the source) and substitutes the name.
+// Each emitter renders a group's Schedule (schedule/) into an EmittedKernel
+// whose source uses the placeholder KILN_NAME for the kernel's name;
+// generateKernels names it (kind, fused ops, a hash of the source) and
+// substitutes the name. Emitters decide nothing: every choice is in the
+// schedule, and what they compute from the group is fact (shapes, indices).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_EMITTERS_H
@@ -11,6 +13,7 @@
 #include "codegen/Expr.h"
 #include "codegen/Kernel.h"
 #include "fusion/Partition.h"
+#include "schedule/Schedule.h"
 
 #include "llvm/Support/Error.h"
 
@@ -31,31 +34,21 @@ struct ParamList {
 };
 ParamList tensorParams(const FusionGroup &g);
 
-/// Largest of 8 (when maxVec allows), 4, 2, 1 dividing `n`.
-int vectorWidth(int64_t n, int maxVec = 4);
-/// For GroupNorm kernels: 8 when every tensor is f16 or bf16 (16-byte
-/// loads of 8 elements), else 4. On the H100, L2_37's tail (swish, + bias,
-/// GroupNorm) in f16 took 0.273 ms at 8 against 0.325 at 4, L1_35's shape
-/// 3.45 against 3.49 ms; gelu + bias (pointwise) 0.206 against 0.197 ms, so
-/// pointwise kernels stay at 4 (bench/NOTES.md v14).
-int maxVectorWidth(const ParamList &pl);
-/// Blocks for a grid-stride kernel: enough for `items` at `perBlock` each,
-/// at least 1 and at most `perSM` per multiprocessor.
-unsigned gridFor(int64_t items, int64_t perBlock, int perSM,
-                 const TargetInfo &t);
 /// Bytes of all the group's inputs and outputs.
 uint64_t groupBytes(const FusionGroup &g);
 
+/// Each renders group `g` as its schedule says; the launch shape and the
+/// reason come from the schedule too.
 llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,
-                                            const TargetInfo &t);
+                                            const Schedule &s);
 llvm::Expected<EmittedKernel> emitReduction(const FusionGroup &g,
-                                            const TargetInfo &t);
+                                            const Schedule &s);
 llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
-                                            const TargetInfo &t);
+                                            const Schedule &s);
 llvm::Expected<EmittedKernel> emitContraction(const FusionGroup &g,
-                                              const TargetInfo &t);
+                                              const Schedule &s);
 llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
-                                              const TargetInfo &t);
+                                              const Schedule &s);
 
 } // namespace kiln
 

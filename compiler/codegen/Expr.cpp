@@ -10,13 +10,6 @@
 
 namespace kiln {
 
-int64_t innermostSize(const Shape &s) {
-  for (size_t k = s.rank(); k-- > 0;)
-    if (s[k].size > 1)
-      return s[k].size;
-  return 1;
-}
-
 std::string broadcastIndex(const Shape &operand, const Shape &domain,
                            const std::string &idx) {
   if (operand == domain)

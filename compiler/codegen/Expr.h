@@ -26,10 +26,6 @@
 
 namespace kiln {
 
-/// The size of the last dim of `s` larger than 1 (1 if none): the dim that
-/// Vec consecutive elements run along when the trailing dims are 1.
-int64_t innermostSize(const Shape &s);
-
 /// Flat index of an element of `operand` (aligned right against `domain`,
 /// PyTorch broadcasting) given the flat index `idx` into the domain.
 std::string broadcastIndex(const Shape &operand, const Shape &domain,

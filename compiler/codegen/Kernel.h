@@ -10,28 +10,13 @@
 #define KILN_CODEGEN_KERNEL_H
 
 #include "IR/Graph.h"
+#include "schedule/Target.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace kiln {
-
-/// The GPU the code is generated for. From the device when there is one,
-/// else from defaultTarget(arch) (kiln compile --arch with no GPU).
-struct TargetInfo {
-  std::string arch = "sm_90";
-  int multiprocessors = 132;
-  int maxSharedPerBlock = 227 * 1024; // opt-in limit
-  int maxSharedPerSM = 228 * 1024;
-  int maxThreadsPerSM = 2048; // resident threads per SM (1536 on sm_86/89)
-  int l2Bytes = 50 * 1024 * 1024;
-};
-
-/// A typical part of each architecture: sm_90 is an H100/H200 (132 SMs),
-/// sm_80 an A100 (108 SMs). Unknown arches get sm_80's limits, except that
-/// sm_86, 87, 88, 89, 110, 120 and 121 hold 1536 threads per SM.
-TargetInfo defaultTarget(const std::string &arch);
 
 /// One kernel parameter: a tensor of the graph, or scratch memory.
 struct KernelParam {

@@ -43,6 +43,9 @@ struct EvalOptions {
   /// eager ops store them and as Kiln's kernels compute: the oracle for
   /// those kernels. Off, every value keeps double precision.
   bool roundToStorage = false;
+  /// executeReference: print the pipeline's stages (verify, specialise)
+  /// as they run.
+  bool printIR = false;
 };
 
 /// v as a tensor of dtype t stores it: rounded to nearest even for f16 and

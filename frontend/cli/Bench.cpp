@@ -136,7 +136,7 @@ int runBench(const ParsedArgs &args) {
       return reportError(f.takeError());
     paramFile = std::move(*f);
   }
-  CompileOptions opts;
+  CompileOptions opts = CompileOptions::fromEnvironment();
   opts.onKernelReady = kernelProgress();
   auto s = prepareGpu(graph, inputs, paramFile ? &*paramFile : nullptr,
                       paramPath, opts);

@@ -102,7 +102,7 @@ int runWhy(const ParsedArgs &args) {
   // The kernels `kiln run` would build on this machine's GPU; without one
   // (or on any other error, which the second try reports), those of `kiln
   // compile`.
-  CompileOptions opts;
+  CompileOptions opts = CompileOptions::fromEnvironment();
   opts.generateOnly = true;
   auto exe = compileFromArgs(args, opts);
   if (!exe) {
@@ -124,7 +124,8 @@ int runWhy(const ParsedArgs &args) {
     const EmittedKernel &k = (*exe)->kernels()[i];
     rt::KernelMetadata meta = (*exe)->cacheMetadata(i);
     rt::CacheKeyParts parts = rt::cacheKeyParts(
-        compileRequest(k, (*exe)->target().arch), KILN_VERSION);
+        compileRequest(k, (*exe)->target().arch, opts.nvrtcOptions),
+        KILN_VERSION);
     std::string key = rt::cacheKey(parts);
     nlohmann::json row = {
         {"kernel", k.name}, {"group", meta.group}, {"key", key}};

@@ -98,7 +98,7 @@ static int runPlan(const ParsedArgs &args) {
       return reportError(std::move(e));
   }
   // Planning needs no compile: generate for the target only.
-  CompileOptions opts;
+  CompileOptions opts = CompileOptions::fromEnvironment();
   opts.compileOnly = true;
   opts.generateOnly = true;
   auto exe = compileFromArgs(args, opts);
@@ -120,7 +120,7 @@ static int runPlan(const ParsedArgs &args) {
 }
 
 static int runCompile(const ParsedArgs &args) {
-  CompileOptions opts;
+  CompileOptions opts = CompileOptions::fromEnvironment();
   opts.compileOnly = true;
   opts.onKernelReady = kernelProgress();
   auto exe = compileFromArgs(args, opts);

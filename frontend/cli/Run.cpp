@@ -296,6 +296,7 @@ int runRun(const ParsedArgs &args) {
   EvalOptions eo;
   eo.roundToStorage = true;
   eo.maxBytes = opts.maxBytes;
+  eo.printIR = CompileOptions::fromEnvironment().printIR;
   // The reference evaluator is single-threaded float64: announce the nodes
   // that may take long (contractions, large results) and report any node
   // slow enough that a user would wonder whether it is still running.

@@ -61,7 +61,7 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
              const SafetensorsFile *params, const std::string &paramPath,
              const std::map<std::string, std::string> &outputFiles,
              const RunOptions &runOpts) {
-  CompileOptions opts;
+  CompileOptions opts = CompileOptions::fromEnvironment();
   opts.onKernelReady = kernelProgress();
   opts.maxDeviceBytes = runOpts.maxDeviceBytes;
   llvm::Expected<GpuSession> s = prepareGpu(g, inputs, params, paramPath, opts);

@@ -1,0 +1,220 @@
+//===- ScheduleContraction.cpp - linear, matmul and the convolutions ------===//
+//
+// Simple shared-memory FFMA tiles (templates/kiln/gemm.cuh, conv.cuh), the
+// tile picked by the same constexpr functions the templates use
+// (kiln/tiling.cuh), so the host's launch shape and the device's agree.
+//
+//===----------------------------------------------------------------------===//
+#include "schedule/Scheduler.h"
+
+#include "IR/Diagnostics.h"
+#include "ops/Families.h"
+
+#include "kiln/tiling.cuh"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace kiln {
+
+namespace {
+
+/// `blocks` as grid.x, which holds at most 2^31 - 1 of them.
+llvm::Expected<unsigned> gridX(const Node &n, int64_t blocks) {
+  if (blocks < (int64_t(1) << 31))
+    return static_cast<unsigned>(blocks);
+  return diag(n.loc(),
+              "{} of {} needs {} blocks, more than a GPU grid holds (2^31 - "
+              "1); Kiln's GPU kernel cannot run it",
+              opName(n.op()).str(), n.operand(0)->shape().str(), blocks);
+}
+
+/// The tile as schedule parameters.
+void setTile(Schedule &s, const TileShape &t) {
+  s.set("bp", t.bp);
+  s.set("bq", t.bq);
+  s.set("bk", t.bk);
+  s.set("tp", t.tp);
+  s.set("tq", t.tq);
+}
+
+/// `s` with a dim of 1 inserted before its last `fromEnd` dims.
+Shape withUnitDim(const Shape &s, size_t fromEnd) {
+  llvm::SmallVector<int64_t, 6> sizes;
+  for (const Dim &d : s.dims())
+    sizes.push_back(d.size);
+  sizes.insert(sizes.end() - fromEnd, 1);
+  return Shape::fromSizes(sizes);
+}
+
+llvm::Expected<Schedule> scheduleLinear(const Node &n) {
+  const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape();
+  int64_t m = 1; // the rows: every dim of x but the last
+  for (size_t d = 0; d + 1 < x.rank(); ++d)
+    m *= x[d].size;
+  const int64_t k = w[1].size, nOut = w[0].size;
+  if (m >= (int64_t(1) << 31) || nOut * k >= (int64_t(1) << 31))
+    return diag(n.loc(),
+                "linear of {} x {} is too large for Kiln's GPU kernel: its "
+                "{} rows and its weight's {} elements must each stay below "
+                "2^31",
+                x.str(), w.str(), m, nOut * k);
+  TileShape t = pickGemmTile(m, nOut, k);
+  llvm::Expected<unsigned> grid = gridX(n, gemmBlocks(m, nOut, t));
+  if (!grid)
+    return grid.takeError();
+  Schedule s;
+  s.kind = GroupKind::Contraction;
+  s.kernel = "gemmNT";
+  setTile(s, t);
+  s.launch.grid = *grid;
+  s.launch.block = static_cast<unsigned>(t.threads());
+  s.reason = fmt::format("FFMA tiles of {}x{}", t.bq, t.bp);
+  return s;
+}
+
+llvm::Expected<Schedule> scheduleMatmul(const Node &n) {
+  llvm::Expected<MatmulLayout> l = matmulLayout(n);
+  if (!l)
+    return l.takeError();
+  TileShape t = pickGemmTile(l->m, l->n, l->k);
+  llvm::Expected<unsigned> grid = gridX(n, gemmBlocks(l->m, l->n, t));
+  if (!grid)
+    return grid.takeError();
+  Schedule s;
+  s.kind = GroupKind::Contraction;
+  s.kernel = "gemmNN";
+  setTile(s, t);
+  s.launch.grid = *grid;
+  s.launch.gridY = static_cast<unsigned>(l->batches);
+  s.launch.block = static_cast<unsigned>(t.threads());
+  s.reason =
+      fmt::format("FFMA tiles of {}x{}, {} batch(es)", t.bq, t.bp, l->batches);
+  return s;
+}
+
+} // namespace
+
+llvm::Expected<MatmulLayout> matmulLayout(const Node &n) {
+  const Shape &a0 = n.operand(0)->shape(), &b0 = n.operand(1)->shape(),
+              &c0 = n.result()->shape();
+  // A 1-D operand is a matrix of one row (a) or one column (b), as in
+  // PyTorch; the result then has that dim removed. The memory layouts are
+  // the same, so the kernel multiplies the 2-D forms.
+  const bool rowA = a0.rank() == 1, colB = b0.rank() == 1;
+  MatmulLayout l{rowA ? withUnitDim(a0, 1) : a0,
+                 colB ? withUnitDim(b0, 0) : b0,
+                 c0,
+                 0,
+                 0,
+                 0,
+                 {},
+                 1};
+  const Shape &a = l.a, &b = l.b;
+  if (rowA)
+    l.c = withUnitDim(l.c, colB ? 0 : 1);
+  if (colB)
+    l.c = withUnitDim(l.c, 0);
+  const Shape &c = l.c;
+  l.m = a[a.rank() - 2].size;
+  l.k = a[a.rank() - 1].size;
+  l.n = b[b.rank() - 1].size;
+  // Output batch dims with each operand's element stride (0: broadcast).
+  const size_t batch = c.rank() - 2;
+  int64_t sa = l.m * l.k, sb = l.k * l.n;
+  std::vector<MatmulLayout::Run> rev;
+  for (size_t i = batch; i-- > 0;) {
+    int64_t size = c[i].size;
+    size_t ai = i + a.rank() - c.rank(), bi = i + b.rank() - c.rank();
+    bool inA = i + a.rank() >= c.rank() && a[ai].size == size && size > 1;
+    bool inB = i + b.rank() >= c.rank() && b[bi].size == size && size > 1;
+    rev.push_back({size, inA ? sa : 0, inB ? sb : 0});
+    if (i + a.rank() >= c.rank())
+      sa *= a[ai].size;
+    if (i + b.rank() >= c.rank())
+      sb *= b[bi].size;
+  }
+  for (size_t i = rev.size(); i-- > 0;) {
+    MatmulLayout::Run r = rev[i];
+    if (r.count == 1)
+      continue;
+    if (!l.runs.empty() && l.runs.back().sa == r.sa * r.count &&
+        l.runs.back().sb == r.sb * r.count) {
+      l.runs.back() = {l.runs.back().count * r.count, r.sa, r.sb};
+      continue;
+    }
+    l.runs.push_back(r);
+  }
+  if (l.runs.size() > 3)
+    return diag(n.loc(),
+                "matmul batch dims {} x {} do not merge into three "
+                "runs; Kiln's GPU kernel cannot take them yet",
+                a.str(), b.str());
+  for (const MatmulLayout::Run &r : l.runs)
+    l.batches *= r.count;
+  if (l.batches > 65535)
+    return diag(n.loc(),
+                "matmul with {} batches is more than the GPU "
+                "kernel's 65535",
+                l.batches);
+  return l;
+}
+
+llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
+                                             const TargetInfo &) {
+  return g.anchor->op() == OpKind::Linear ? scheduleLinear(*g.anchor)
+                                          : scheduleMatmul(*g.anchor);
+}
+
+llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
+                                             const TargetInfo &) {
+  const Node &n = *g.anchor;
+  const bool transposed = n.op() == OpKind::ConvTranspose2d;
+  const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape(),
+              &y = n.result()->shape();
+  const int64_t batch = x.rank() == 4 ? x[0].size : 1;
+  const int64_t cin = x[x.rank() - 3].size, h = x[x.rank() - 2].size,
+                wd = x[x.rank() - 1].size;
+  const int64_t groups = n.getInt("groups");
+  const int64_t cout = transposed ? w[1].size * groups : w[0].size;
+  auto pad = n.getInts("padding"), dil = n.getInts("dilation");
+  const int64_t ho = y[y.rank() - 2].size, wo = y[y.rank() - 1].size;
+  const int64_t pixels = batch * ho * wo;
+  // The template computes in int: the padded input, the dilated kernel and
+  // the output pixels must fit.
+  int64_t largest = std::max(pixels, w.numElements());
+  for (int i = 0; i < 2; ++i) {
+    const int64_t in = i ? wd : h, out = i ? wo : ho;
+    largest = std::max({largest, in + 2 * pad[i], out + 2 * pad[i],
+                        dil[i] * (w[2 + i].size - 1) + 1});
+  }
+  // What conv.cuh asserts too: an input image and an output image in int.
+  largest = std::max({largest, cin * h * wd, cout * ho * wo});
+  if (largest >= (int64_t(1) << 31))
+    return diag(n.loc(),
+                "{} of {} into {} is too large for Kiln's GPU kernel: its "
+                "sizes (an input or output image, padded input, dilated "
+                "kernel, output pixels) must stay below 2^31",
+                opName(n.op()).str(), x.str(), y.str());
+  if (groups > 65535) // grid.y
+    return attrError(n, "groups",
+                     "{} groups are more than Kiln's GPU kernel takes (65535)",
+                     groups);
+  TileShape t = pickConvTile(pixels, cout / groups);
+  llvm::Expected<unsigned> grid =
+      gridX(n, convBlocks(pixels, cout / groups, t));
+  if (!grid)
+    return grid.takeError();
+  Schedule s;
+  s.kind = GroupKind::Convolution;
+  s.kernel = transposed ? "convTranspose2d" : "conv2d";
+  setTile(s, t);
+  s.launch.grid = *grid;
+  s.launch.gridY = static_cast<unsigned>(groups);
+  s.launch.block = static_cast<unsigned>(t.threads());
+  s.reason = fmt::format("implicit GEMM, FFMA tiles of {}x{}", t.bp, t.bq);
+  return s;
+}
+
+} // namespace kiln

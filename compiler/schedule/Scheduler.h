@@ -1,0 +1,70 @@
+//===- Scheduler.h - Fusion groups to Schedules ----------------*- C++ -*-===//
+//
+// scheduleGroup chooses, for one group of a plan at its concrete (static)
+// shapes and the target, the template, its parameters and the launch shape
+// (Schedule.h), and says why. It generates no code. Errors: a user error
+// naming the node when no kernel can run the group (a dtype other than f32,
+// f16 or bf16; a size beyond what the templates index).
+//
+// Also here: the facts about a group's shapes that both the scheduler and
+// the emitter read (what a GroupNorm slice is, how a matmul's batch dims
+// map onto its operands), so the two never compute them differently.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_SCHEDULE_SCHEDULER_H
+#define KILN_SCHEDULE_SCHEDULER_H
+
+#include "schedule/Schedule.h"
+#include "schedule/Target.h"
+
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace kiln {
+
+llvm::Expected<Schedule> scheduleGroup(const FusionGroup &g,
+                                       const TargetInfo &t);
+
+llvm::Expected<Schedule> schedulePointwise(const FusionGroup &g,
+                                           const TargetInfo &t);
+llvm::Expected<Schedule> scheduleReduction(const FusionGroup &g,
+                                           const TargetInfo &t);
+llvm::Expected<Schedule> scheduleGroupNorm(const FusionGroup &g,
+                                           const TargetInfo &t);
+llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
+                                             const TargetInfo &t);
+llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
+                                             const TargetInfo &t);
+
+/// Largest of 8 (when maxVec allows), 4, 2, 1 dividing `n`.
+int vectorWidth(int64_t n, int maxVec = 4);
+/// Blocks for a grid-stride kernel: enough for `items` at `perBlock` each,
+/// at least 1 and at most `perSM` per multiprocessor.
+unsigned gridFor(int64_t items, int64_t perBlock, int perSM,
+                 const TargetInfo &t);
+
+/// A GroupNorm's input as slices: one sample's one group each.
+struct GnShape {
+  int64_t n, c, groups, hw, slice, slices;
+};
+GnShape gnShape(const FusionGroup &g);
+
+/// A matmul in the 2-D forms the kernel multiplies (a 1-D operand is a
+/// matrix of one row or one column, as in PyTorch), with its output batch
+/// dims merged into at most three runs, each with the element stride of
+/// either operand (0: broadcast).
+struct MatmulLayout {
+  Shape a, b, c;
+  int64_t m, k, n;
+  struct Run {
+    int64_t count, sa, sb;
+  };
+  std::vector<Run> runs;
+  int64_t batches; // the product of the runs' counts
+};
+llvm::Expected<MatmulLayout> matmulLayout(const Node &n);
+
+} // namespace kiln
+
+#endif
