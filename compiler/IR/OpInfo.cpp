@@ -1,48 +1,17 @@
 #include "IR/OpInfo.h"
 
-#include "ops/Families.h"
-
 #include "llvm/ADT/StringMap.h"
-
-#include <cassert>
 
 namespace kiln {
 
-static OpTable buildTable() {
-  OpTable t;
-#define KILN_OP(E, S, F)                                                       \
-  entry(t, OpKind::E).kind = OpKind::E;                                        \
-  entry(t, OpKind::E).name = S;                                                \
-  entry(t, OpKind::E).family = OpFamily::F;
-#include "IR/Ops.def"
-  registerContractionOps(t);
-  registerConvolutionOps(t);
-  registerNormalizationOps(t);
-  registerReductionOps(t);
-  registerBinaryOps(t);
-  registerUnaryOps(t);
-  for ([[maybe_unused]] const OpInfo &info : t)
-    assert(info.infer && "op registered without a shape rule");
-  return t;
-}
-
-static const OpTable &table() {
-  static const OpTable t = buildTable();
-  return t;
-}
-
-const OpInfo &getOpInfo(OpKind kind) {
-  return table()[static_cast<unsigned>(kind)];
-}
+// getOpInfo and allOps are defined with the table in ops/OpTable.cpp.
 
 llvm::StringRef opName(OpKind kind) { return getOpInfo(kind).name; }
-
-llvm::ArrayRef<OpInfo> allOps() { return table(); }
 
 const OpInfo *lookupOp(llvm::StringRef name) {
   static const llvm::StringMap<const OpInfo *> byName = [] {
     llvm::StringMap<const OpInfo *> m;
-    for (const OpInfo &info : table()) {
+    for (const OpInfo &info : allOps()) {
       m[info.name] = &info;
       for (const char *alias : info.aliases)
         m[alias] = &info;

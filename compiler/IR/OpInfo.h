@@ -5,6 +5,11 @@
 // inference, verifier, reference evaluator) reads the table, so adding an
 // op is one line in Ops.def plus one entry beside its family.
 //
+// Layering: ops/ builds on IR/, never the reverse. This header declares the
+// table; ops/OpTable.cpp defines it (getOpInfo, allOps) from the families.
+// No file under compiler/IR/ includes a header from another compiler/
+// folder (tests/ir/LayeringTest.cpp checks it).
+//
 //===----------------------------------------------------------------------===//
 #ifndef KILN_IR_OPINFO_H
 #define KILN_IR_OPINFO_H
@@ -101,11 +106,12 @@ struct OpInfo {
   unsigned numRequiredOperands() const;
 };
 
+/// Defined in ops/OpTable.cpp, beside the families that fill the table.
 const OpInfo &getOpInfo(OpKind kind);
 /// Looks an op up by its .kg name or an alias.
 const OpInfo *lookupOp(llvm::StringRef name);
 llvm::StringRef opName(OpKind kind);
-/// All ops in Ops.def order.
+/// All ops in Ops.def order. Defined in ops/OpTable.cpp.
 llvm::ArrayRef<OpInfo> allOps();
 
 } // namespace kiln

@@ -1,7 +1,9 @@
 //===- Families.h - Registration of the op families ------------*- C++ -*-===//
 //
 // Each family file fills in its ops' OpInfo entries (operands, attributes,
-// shape rule, reference evaluation) and shares the helpers below.
+// shape rule, reference evaluation) and shares the helpers below;
+// OpTable.cpp calls the register functions to build the table. ops/ builds
+// on IR/; nothing in IR/ includes this header.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_OPS_FAMILIES_H
