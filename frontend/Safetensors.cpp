@@ -148,23 +148,60 @@ llvm::Error parseMetadata(llvm::StringRef path, const json &v,
   return llvm::Error::success();
 }
 
-/// Entries sorted by begin must not overlap (empty tensors never do).
-llvm::Error checkOverlaps(llvm::StringRef path, std::vector<Entry *> byOffset) {
+/// The tensors must fill the data buffer exactly, as the format requires:
+/// sorted by offset, each starts where the one before ends, the first at 0
+/// and the last at the buffer's end. Empty tensors hold no bytes and may
+/// stand anywhere inside the buffer.
+llvm::Error checkLayout(llvm::StringRef path, std::vector<Entry> &entries,
+                        uint64_t dataSize) {
+  std::vector<Entry *> byOffset;
+  for (Entry &e : entries) {
+    if (e.end > dataSize)
+      return fileError(path,
+                       "tensor '{}': data_offsets [{}, {}] lie outside the "
+                       "data buffer of {} bytes (is the file truncated?)",
+                       e.name, e.begin, e.end, dataSize);
+    if (e.begin != e.end)
+      byOffset.push_back(&e);
+  }
   std::sort(byOffset.begin(), byOffset.end(), [](Entry *a, Entry *b) {
     return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
   });
   Entry *prev = nullptr;
   for (Entry *e : byOffset) {
-    if (e->begin == e->end)
-      continue;
-    if (prev && e->begin < prev->end)
+    uint64_t at = prev ? prev->end : 0;
+    if (e->begin < at)
       return fileError(path,
                        "tensors '{}' and '{}' overlap in the data buffer "
                        "([{}, {}] and [{}, {}])",
                        prev->name, e->name, prev->begin, prev->end, e->begin,
                        e->end);
+    if (e->begin > at && prev)
+      return fileError(path,
+                       "a hole of {} bytes in the data buffer between "
+                       "tensors '{}' [{}, {}] and '{}' [{}, {}]; the format "
+                       "requires the tensors to fill it without gaps",
+                       e->begin - at, prev->name, prev->begin, prev->end,
+                       e->name, e->begin, e->end);
+    if (e->begin > at)
+      return fileError(path,
+                       "a hole of {} bytes at the start of the data buffer: "
+                       "the first tensor, '{}', has data_offsets [{}, {}]; "
+                       "the format requires the tensors to fill the buffer "
+                       "from offset 0 without gaps",
+                       e->begin, e->name, e->begin, e->end);
     prev = e;
   }
+  uint64_t used = prev ? prev->end : 0;
+  if (used < dataSize)
+    return fileError(path,
+                     "{} bytes at the end of the data buffer of {} bytes "
+                     "belong to no tensor{}; the format requires the tensors "
+                     "to fill the buffer exactly",
+                     dataSize - used, dataSize,
+                     prev ? fmt::format(" (the last, '{}', ends at {})",
+                                        prev->name, prev->end)
+                          : "");
   return llvm::Error::success();
 }
 
@@ -214,10 +251,7 @@ llvm::Expected<SafetensorsFile> parseSafetensors(llvm::StringRef file,
       return e.takeError();
     entries.push_back(std::move(*e));
   }
-  std::vector<Entry *> ptrs;
-  for (Entry &e : entries)
-    ptrs.push_back(&e);
-  if (llvm::Error e = checkOverlaps(path, ptrs))
+  if (llvm::Error e = checkLayout(path, entries, data.size()))
     return e;
   for (Entry &e : entries) {
     e.tensor.bytes.assign(data.begin() + e.begin, data.begin() + e.end);
