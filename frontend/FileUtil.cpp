@@ -5,49 +5,152 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
 
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
 #include <climits>
 #include <unistd.h>
 #include <vector>
 
 namespace kiln {
 
+namespace {
+
+/// What is read past a stream's announced end, to tell trailing bytes from
+/// a stream that goes on; also the size of one read.
+constexpr size_t kChunk = size_t(64) << 10;
+
+/// The bytes read from a stream, owned without another copy.
+class StreamBuffer final : public llvm::MemoryBuffer {
+public:
+  StreamBuffer(std::string data, llvm::StringRef name)
+      : data_(std::move(data)), name_(name.str()) {
+    init(data_.data(), data_.data() + data_.size(),
+         /*RequiresNullTerminator=*/false);
+  }
+  llvm::StringRef getBufferIdentifier() const override { return name_; }
+  BufferKind getBufferKind() const override { return MemoryBuffer_Malloc; }
+
+private:
+  std::string data_, name_;
+};
+
+/// Reads a pipe or device in the steps `framing` asks for.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
-readWholeFile(llvm::StringRef path, uint64_t streamLimit) {
+readStream(llvm::StringRef path, StreamFraming framing, uint64_t limit) {
+  // Standard input is read where it is: opening a FIFO anew waits for a
+  // writer, and the one that fed it may be gone (`kiln ... < fifo`).
+  llvm::sys::fs::file_t fd = -1;
+  if (path == "/dev/stdin") {
+    fd = ::dup(0);
+    if (fd < 0)
+      return fileError(
+          path, "cannot read file: {}",
+          std::error_code(errno, std::generic_category()).message());
+  } else {
+    llvm::Expected<llvm::sys::fs::file_t> opened =
+        llvm::sys::fs::openNativeFileForRead(path);
+    if (!opened)
+      return fileError(path, "cannot read file: {}",
+                       llvm::toString(opened.takeError()));
+    fd = *opened;
+  }
+  auto close = llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(fd); });
+  std::string data;
+  std::vector<char> chunk(kChunk);
+  // Reads once, at most up to `want` bytes in all; false at the end.
+  auto readSome = [&](uint64_t want) -> llvm::Expected<bool> {
+    size_t step = std::min<uint64_t>(want - data.size(), chunk.size());
+    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFile(
+        fd, llvm::MutableArrayRef<char>(chunk.data(), step));
+    if (!n)
+      return fileError(path, "cannot read file: {}",
+                       llvm::toString(n.takeError()));
+    data.append(chunk.data(), *n);
+    return *n != 0;
+  };
+  // Reads until `data` holds `want` bytes (true) or the stream ends (false).
+  auto fill = [&](uint64_t want) -> llvm::Expected<bool> {
+    while (data.size() < want) {
+      llvm::Expected<bool> more = readSome(want);
+      if (!more || !*more)
+        return more;
+    }
+    return true;
+  };
+  auto done = [&]() -> std::unique_ptr<llvm::MemoryBuffer> {
+    return std::make_unique<StreamBuffer>(std::move(data), path);
+  };
+  for (;;) {
+    llvm::Expected<StreamExtent> extent = framing(data);
+    if (!extent)
+      return extent.takeError();
+    if (extent->whole) {
+      if (extent->bytes > limit)
+        return fileError(path,
+                         "cannot read file: it announces {} bytes, and a "
+                         "pipe or device is read up to {} bytes; save it to "
+                         "a file first",
+                         extent->bytes, limit);
+      // A framing that read lines ahead may have read past the end already.
+      llvm::Expected<bool> full = fill(extent->bytes);
+      if (!full)
+        return full.takeError();
+      if (!*full) // cut short: the parser says what is missing
+        return done();
+      // Bytes after the end are left to the parser, if the stream stops.
+      llvm::Expected<bool> more = fill(extent->bytes + kChunk + 1);
+      if (!more)
+        return more.takeError();
+      if (*more)
+        return fileError(path,
+                         "cannot read file: it goes on past the {} bytes it "
+                         "announces; a pipe or device is read no further",
+                         extent->bytes);
+      return done();
+    }
+    assert(extent->bytes > data.size() && "a stream framing must ask for more");
+    // One read at a time, so the framing judges each step.
+    llvm::Expected<bool> more = readSome(std::min(extent->bytes, limit + 1));
+    if (!more)
+      return more.takeError();
+    if (data.size() > limit)
+      return fileError(path,
+                       "cannot read file: it is not a regular file and goes "
+                       "on past {} bytes; save it to a file first",
+                       limit);
+    if (!*more) // cut short: the parser says what is missing
+      return done();
+  }
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readWholeFile(llvm::StringRef path, StreamFraming framing,
+              uint64_t streamLimit) {
   llvm::sys::fs::file_status st;
   if (std::error_code ec = llvm::sys::fs::status(path, st))
     return fileError(path, "cannot read file: {}", ec.message());
   if (st.type() == llvm::sys::fs::file_type::directory_file)
     return fileError(path, "cannot read file: it is a directory");
-  if (st.type() == llvm::sys::fs::file_type::regular_file) {
-    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                           /*RequiresNullTerminator=*/false);
-    if (!buf)
-      return fileError(path, "cannot read file: {}", buf.getError().message());
-    return std::move(*buf);
-  }
-  // A pipe or a device: its size is unknown until it ends, if it ends.
-  llvm::Expected<llvm::sys::fs::file_t> fd =
-      llvm::sys::fs::openNativeFileForRead(path);
-  if (!fd)
-    return fileError(path, "cannot read file: {}",
-                     llvm::toString(fd.takeError()));
-  auto close = llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(*fd); });
-  std::string data;
-  std::vector<char> chunk(1 << 16);
-  for (;;) {
-    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFile(*fd, chunk);
-    if (!n)
-      return fileError(path, "cannot read file: {}",
-                       llvm::toString(n.takeError()));
-    if (*n == 0)
-      return llvm::MemoryBuffer::getMemBufferCopy(data, path);
-    data.append(chunk.data(), *n);
-    if (data.size() > streamLimit)
-      return fileError(path,
-                       "cannot read file: it is not a regular file and goes "
-                       "on past {} bytes; save it to a file first",
-                       streamLimit);
-  }
+  if (st.type() != llvm::sys::fs::file_type::regular_file)
+    return readStream(path, framing, streamLimit);
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf)
+    return fileError(path, "cannot read file: {}", buf.getError().message());
+  return std::move(*buf);
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readWholeFile(llvm::StringRef path, uint64_t streamLimit) {
+  return readWholeFile(
+      path,
+      [](llvm::StringRef prefix) -> llvm::Expected<StreamExtent> {
+        return StreamExtent{prefix.size() + kChunk, false};
+      },
+      streamLimit);
 }
 
 std::string resolvedPath(llvm::StringRef path) {

@@ -19,11 +19,42 @@
 
 namespace kiln {
 
-/// The whole file (memory-mapped where possible). A regular file may be of
-/// any size; a pipe or device (/dev/stdin, /dev/zero) is read up to
-/// `streamLimit` bytes and refused beyond that, as is a directory.
+/// How long a pipe or device is, as far as its first bytes tell: read on
+/// until it holds `bytes` bytes; if `whole`, that is the file's size and the
+/// stream should end there.
+struct StreamExtent {
+  uint64_t bytes = 0;
+  bool whole = false;
+};
+
+/// Judges the bytes of a pipe or device read so far (empty at first): an
+/// error when they show the file is not of the expected format, else how
+/// much more to read. A `whole` extent is final; any other must ask for
+/// more than `prefix` holds.
+using StreamFraming =
+    llvm::function_ref<llvm::Expected<StreamExtent>(llvm::StringRef prefix)>;
+
+/// The most a pipe or device is read: 2 GiB.
+constexpr uint64_t kStreamLimit = uint64_t(2) << 30;
+
+/// The whole file. A regular file is memory-mapped, whatever its size. A
+/// pipe or device (/dev/stdin, /dev/zero) is read in steps that `framing`
+/// chooses, so a stream in the wrong format is refused after its first
+/// bytes: at most `streamLimit` bytes, and a header announcing more is
+/// refused before reading them. Past a `whole` extent at most 64 KiB more
+/// are read: a stream that ends there is returned with them, for the
+/// parser to report the trailing bytes as it does for a regular file; one
+/// that goes on is refused. A stream that ends short of its extent is
+/// returned as it is, for the parser to report it truncated. A directory is
+/// refused.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
-readWholeFile(llvm::StringRef path, uint64_t streamLimit = uint64_t(2) << 30);
+readWholeFile(llvm::StringRef path, StreamFraming framing,
+              uint64_t streamLimit = kStreamLimit);
+
+/// The whole file; a pipe or device is read to its end, up to
+/// `streamLimit` bytes.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readWholeFile(llvm::StringRef path, uint64_t streamLimit = kStreamLimit);
 
 /// Writes `path` through `write` into a temporary file in the same folder
 /// and renames it into place, so readers see the old file or the new one,

@@ -62,9 +62,10 @@ void byteSwap(std::vector<uint8_t> &bytes, unsigned itemSize) {
     std::reverse(bytes.begin() + i, bytes.begin() + i + itemSize);
 }
 
-/// Splits the file into header text and data; checks magic and version.
-llvm::Error splitFile(llvm::StringRef path, llvm::StringRef file,
-                      llvm::StringRef &header, llvm::StringRef &data) {
+/// Where the header text lies: checks the magic and version and reads the
+/// header length. The first 12 bytes of the file are enough.
+llvm::Expected<std::pair<size_t, uint64_t>> headerSpan(llvm::StringRef path,
+                                                       llvm::StringRef file) {
   if (file.startswith(kMagic) && file.size() < 8)
     return fileError(path, "truncated .npy header ({} bytes in the file)",
                      file.size());
@@ -91,6 +92,16 @@ llvm::Error splitFile(llvm::StringRef path, llvm::StringRef file,
   const char *p = file.data() + 8;
   uint64_t len = major == 1 ? llvm::support::endian::read16le(p)
                             : llvm::support::endian::read32le(p);
+  return std::make_pair(prefix, len);
+}
+
+/// Splits the file into header text and data; checks magic and version.
+llvm::Error splitFile(llvm::StringRef path, llvm::StringRef file,
+                      llvm::StringRef &header, llvm::StringRef &data) {
+  llvm::Expected<std::pair<size_t, uint64_t>> span = headerSpan(path, file);
+  if (!span)
+    return span.takeError();
+  auto [prefix, len] = *span;
   if (file.size() - prefix < len)
     return fileError(path,
                      "truncated .npy header: it declares {} bytes but only "
@@ -99,6 +110,57 @@ llvm::Error splitFile(llvm::StringRef path, llvm::StringRef file,
   header = file.substr(prefix, len);
   data = file.substr(prefix + len);
   return llvm::Error::success();
+}
+
+/// What the header says: the tensor (without its bytes), its byte order
+/// and its size in bytes.
+struct Layout {
+  HostTensor tensor;
+  bool bigEndian = false;
+  uint64_t bytes = 0;
+};
+
+llvm::Expected<Layout> parseLayout(llvm::StringRef path,
+                                   llvm::StringRef headerText) {
+  llvm::Expected<NpyHeader> header = parseNpyHeader(headerText, path);
+  if (!header)
+    return header.takeError();
+  std::optional<Descr> descr = parseDescr(header->descr);
+  if (!descr)
+    return unsupportedDescr(path, header->descr);
+  // One dimension has the same layout in either order.
+  if (header->fortranOrder && header->shape.size() > 1)
+    return fileError(path, "Fortran-order arrays are not supported; save "
+                           "with np.ascontiguousarray");
+  Layout l;
+  l.tensor.dtype = descr->dtype;
+  l.tensor.shape = header->shape;
+  l.bigEndian = descr->bigEndian;
+  std::optional<uint64_t> size =
+      checkedByteSize(l.tensor.dtype, l.tensor.shape);
+  if (!size)
+    return fileError(path, "the shape {} is too large", l.tensor.typeStr());
+  l.bytes = *size;
+  return l;
+}
+
+/// How much of a .npy stream to read, from its first bytes.
+llvm::Expected<StreamExtent> npyExtent(llvm::StringRef path,
+                                       llvm::StringRef prefix) {
+  if (prefix.size() < 12)
+    return StreamExtent{12, false};
+  llvm::Expected<std::pair<size_t, uint64_t>> span = headerSpan(path, prefix);
+  if (!span)
+    return span.takeError();
+  uint64_t dataBegin = span->first + span->second;
+  if (prefix.size() < dataBegin)
+    return StreamExtent{dataBegin, false};
+  llvm::Expected<Layout> layout =
+      parseLayout(path, prefix.substr(span->first, span->second));
+  if (!layout)
+    return layout.takeError();
+  // Both terms are below 2^63.
+  return StreamExtent{dataBegin + layout->bytes, true};
 }
 
 llvm::Error checkDataSize(llvm::StringRef path, const HostTensor &t,
@@ -119,7 +181,8 @@ llvm::Error checkDataSize(llvm::StringRef path, const HostTensor &t,
 } // namespace
 
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path) {
-  auto buf = readWholeFile(path);
+  auto buf = readWholeFile(
+      path, [&](llvm::StringRef prefix) { return npyExtent(path, prefix); });
   if (!buf)
     return buf.takeError();
   return parseNpy((*buf)->getBuffer(), path);
@@ -130,28 +193,16 @@ llvm::Expected<HostTensor> parseNpy(llvm::StringRef bytes,
   llvm::StringRef headerText, data;
   if (llvm::Error e = splitFile(path, bytes, headerText, data))
     return e;
-  llvm::Expected<NpyHeader> header = parseNpyHeader(headerText, path);
-  if (!header)
-    return header.takeError();
-  std::optional<Descr> descr = parseDescr(header->descr);
-  if (!descr)
-    return unsupportedDescr(path, header->descr);
-  // One dimension has the same layout in either order.
-  if (header->fortranOrder && header->shape.size() > 1)
-    return fileError(path, "Fortran-order arrays are not supported; save "
-                           "with np.ascontiguousarray");
-  HostTensor t;
-  t.dtype = descr->dtype;
-  t.shape = header->shape;
-  std::optional<uint64_t> size = checkedByteSize(t.dtype, t.shape);
-  if (!size)
-    return fileError(path, "the shape {} is too large", t.typeStr());
-  if (llvm::Error e = checkDataSize(path, t, *size, data.size()))
+  llvm::Expected<Layout> layout = parseLayout(path, headerText);
+  if (!layout)
+    return layout.takeError();
+  HostTensor &t = layout->tensor;
+  if (llvm::Error e = checkDataSize(path, t, layout->bytes, data.size()))
     return e;
   t.bytes.assign(data.begin(), data.end());
-  if (descr->bigEndian)
+  if (layout->bigEndian)
     byteSwap(t.bytes, t.itemSize());
-  return t;
+  return std::move(t);
 }
 
 static std::string descrFor(DType dtype) {

@@ -287,12 +287,37 @@ llvm::Expected<std::unique_ptr<Graph>> parseGraph(llvm::StringRef text,
   return Parser(std::move(*tokens), fileName).parseFile();
 }
 
+/// A .kg file is text: a NUL byte means it is not one (/dev/zero, a binary
+/// file given by mistake). The error is located at the byte.
+static llvm::Error checkNoNul(llvm::StringRef path, llvm::StringRef text,
+                              size_t from) {
+  size_t at = text.find('\0', from);
+  if (at == llvm::StringRef::npos)
+    return llvm::Error::success();
+  llvm::StringRef before = text.take_front(at);
+  unsigned line = 1 + before.count('\n');
+  size_t lineStart = before.rfind('\n') + 1; // npos + 1 is 0
+  return diag(SourceLoc{path.str(), line, unsigned(at - lineStart + 1)},
+              "a NUL byte: a .kg file is text (is this a binary file?)");
+}
+
 llvm::Expected<std::unique_ptr<Graph>> parseGraphFile(llvm::StringRef path) {
-  // A .kg file is text: 64 MiB is far more than any graph needs.
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      readWholeFile(path, uint64_t(64) << 20);
+  // 64 MiB is far more than any graph needs. A pipe or device is read until
+  // its first NUL byte.
+  size_t checked = 0;
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = readWholeFile(
+      path,
+      [&](llvm::StringRef prefix) -> llvm::Expected<StreamExtent> {
+        if (llvm::Error e = checkNoNul(path, prefix, checked))
+          return e;
+        checked = prefix.size();
+        return StreamExtent{prefix.size() + (64 << 10), false};
+      },
+      uint64_t(64) << 20);
   if (!buffer)
     return buffer.takeError();
+  if (llvm::Error e = checkNoNul(path, (*buffer)->getBuffer(), 0))
+    return e;
   return parseGraph((*buffer)->getBuffer(), path);
 }
 

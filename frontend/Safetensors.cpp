@@ -111,7 +111,7 @@ llvm::Error parseLayout(llvm::StringRef path, const std::string &name,
 }
 
 llvm::Expected<Entry> parseEntry(llvm::StringRef path, const std::string &name,
-                                 const json &v, uint64_t dataSize) {
+                                 const json &v) {
   if (!v.is_object())
     return fileError(path, "tensor '{}': entry is not a JSON object", name);
   Entry e;
@@ -129,11 +129,6 @@ llvm::Expected<Entry> parseEntry(llvm::StringRef path, const std::string &name,
                      name, e.tensor.typeStr(),
                      size ? std::to_string(*size) : "too many", e.begin, e.end,
                      e.end - e.begin);
-  if (e.end > dataSize)
-    return fileError(path,
-                     "tensor '{}': data_offsets [{}, {}] lie outside the "
-                     "data buffer of {} bytes (is the file truncated?)",
-                     name, e.begin, e.end, dataSize);
   return e;
 }
 
@@ -148,29 +143,67 @@ llvm::Error parseMetadata(llvm::StringRef path, const json &v,
   return llvm::Error::success();
 }
 
-/// Entries sorted by begin must not overlap (empty tensors never do).
-llvm::Error checkOverlaps(llvm::StringRef path, std::vector<Entry *> byOffset) {
+/// The tensors must fill the data buffer exactly, as the format requires:
+/// sorted by offset, each starts where the one before ends, the first at 0
+/// and the last at the buffer's end. Empty tensors hold no bytes and may
+/// stand anywhere inside the buffer.
+llvm::Error checkLayout(llvm::StringRef path, std::vector<Entry> &entries,
+                        uint64_t dataSize) {
+  std::vector<Entry *> byOffset;
+  for (Entry &e : entries) {
+    if (e.end > dataSize)
+      return fileError(path,
+                       "tensor '{}': data_offsets [{}, {}] lie outside the "
+                       "data buffer of {} bytes (is the file truncated?)",
+                       e.name, e.begin, e.end, dataSize);
+    if (e.begin != e.end)
+      byOffset.push_back(&e);
+  }
   std::sort(byOffset.begin(), byOffset.end(), [](Entry *a, Entry *b) {
     return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
   });
   Entry *prev = nullptr;
   for (Entry *e : byOffset) {
-    if (e->begin == e->end)
-      continue;
-    if (prev && e->begin < prev->end)
+    uint64_t at = prev ? prev->end : 0;
+    if (e->begin < at)
       return fileError(path,
                        "tensors '{}' and '{}' overlap in the data buffer "
                        "([{}, {}] and [{}, {}])",
                        prev->name, e->name, prev->begin, prev->end, e->begin,
                        e->end);
+    if (e->begin > at && prev)
+      return fileError(path,
+                       "a hole of {} bytes in the data buffer between "
+                       "tensors '{}' [{}, {}] and '{}' [{}, {}]; the format "
+                       "requires the tensors to fill it without gaps",
+                       e->begin - at, prev->name, prev->begin, prev->end,
+                       e->name, e->begin, e->end);
+    if (e->begin > at)
+      return fileError(path,
+                       "a hole of {} bytes at the start of the data buffer: "
+                       "the first tensor, '{}', has data_offsets [{}, {}]; "
+                       "the format requires the tensors to fill the buffer "
+                       "from offset 0 without gaps",
+                       e->begin, e->name, e->begin, e->end);
     prev = e;
   }
+  uint64_t used = prev ? prev->end : 0;
+  if (used < dataSize)
+    return fileError(path,
+                     "{} bytes at the end of the data buffer of {} bytes "
+                     "belong to no tensor{}; the format requires the tensors "
+                     "to fill the buffer exactly",
+                     dataSize - used, dataSize,
+                     prev ? fmt::format(" (the last, '{}', ends at {})",
+                                        prev->name, prev->end)
+                          : "");
   return llvm::Error::success();
 }
 
-/// The header: its length and JSON, checked against the file size.
-llvm::Expected<llvm::StringRef> headerText(llvm::StringRef path,
-                                           llvm::StringRef file) {
+/// The header length at the start of `file`, checked against the bound
+/// the format's implementations use.
+llvm::Expected<uint64_t> headerLength(llvm::StringRef path,
+                                      llvm::StringRef file) {
   if (file.size() < 8)
     return fileError(path,
                      "file too short for safetensors ({} bytes; the 8-byte "
@@ -182,44 +215,87 @@ llvm::Expected<llvm::StringRef> headerText(llvm::StringRef path,
                      "header length {} is absurd (over 100 MB); this is not "
                      "a safetensors file",
                      n);
-  if (n > file.size() - 8)
+  return n;
+}
+
+/// The header: its length and JSON, checked against the file size.
+llvm::Expected<llvm::StringRef> headerText(llvm::StringRef path,
+                                           llvm::StringRef file) {
+  llvm::Expected<uint64_t> n = headerLength(path, file);
+  if (!n)
+    return n.takeError();
+  if (*n > file.size() - 8)
     return fileError(path,
                      "header length {} runs past the end of the file ({} "
                      "bytes); the file is truncated or not safetensors",
-                     n, file.size());
-  return file.substr(8, n);
+                     *n, file.size());
+  return file.substr(8, *n);
 }
 
-} // namespace
+/// The header's tensors (their bytes not yet copied) and metadata.
+struct Header {
+  std::vector<Entry> entries;
+  std::map<std::string, std::string> metadata;
+  uint64_t dataBegin = 0;
+};
 
-llvm::Expected<SafetensorsFile> parseSafetensors(llvm::StringRef file,
-                                                 llvm::StringRef path) {
+llvm::Expected<Header> parseHeader(llvm::StringRef path, llvm::StringRef file) {
   llvm::Expected<llvm::StringRef> text = headerText(path, file);
   if (!text)
     return text.takeError();
   llvm::Expected<json> header = parseHeaderJson(path, *text);
   if (!header)
     return header.takeError();
-  llvm::StringRef data = file.substr(8 + text->size());
-  SafetensorsFile out;
-  std::vector<Entry> entries;
+  Header out;
+  out.dataBegin = 8 + text->size();
   for (auto it = header->begin(); it != header->end(); ++it) {
     if (it.key() == kMetadataKey) {
       if (llvm::Error e = parseMetadata(path, it.value(), out.metadata))
         return e;
       continue;
     }
-    llvm::Expected<Entry> e = parseEntry(path, it.key(), *it, data.size());
+    llvm::Expected<Entry> e = parseEntry(path, it.key(), *it);
     if (!e)
       return e.takeError();
-    entries.push_back(std::move(*e));
+    out.entries.push_back(std::move(*e));
   }
-  std::vector<Entry *> ptrs;
-  for (Entry &e : entries)
-    ptrs.push_back(&e);
-  if (llvm::Error e = checkOverlaps(path, ptrs))
+  return out;
+}
+
+/// How much of a .safetensors stream to read, from its first bytes: the
+/// header, then the data up to the end of the last tensor.
+llvm::Expected<StreamExtent> safetensorsExtent(llvm::StringRef path,
+                                               llvm::StringRef prefix) {
+  if (prefix.size() < 8)
+    return StreamExtent{8, false};
+  llvm::Expected<uint64_t> n = headerLength(path, prefix);
+  if (!n)
+    return n.takeError();
+  if (prefix.size() < 8 + *n)
+    return StreamExtent{8 + *n, false};
+  llvm::Expected<Header> header = parseHeader(path, prefix);
+  if (!header)
+    return header.takeError();
+  uint64_t end = 0;
+  for (const Entry &e : header->entries)
+    end = std::max(end, e.end);
+  // Below 2^63 + 2^27.
+  return StreamExtent{header->dataBegin + end, true};
+}
+
+} // namespace
+
+llvm::Expected<SafetensorsFile> parseSafetensors(llvm::StringRef file,
+                                                 llvm::StringRef path) {
+  llvm::Expected<Header> header = parseHeader(path, file);
+  if (!header)
+    return header.takeError();
+  llvm::StringRef data = file.substr(header->dataBegin);
+  if (llvm::Error e = checkLayout(path, header->entries, data.size()))
     return e;
-  for (Entry &e : entries) {
+  SafetensorsFile out;
+  out.metadata = std::move(header->metadata);
+  for (Entry &e : header->entries) {
     e.tensor.bytes.assign(data.begin() + e.begin, data.begin() + e.end);
     out.tensors.emplace_back(std::move(e.name), std::move(e.tensor));
   }
@@ -252,7 +328,9 @@ const HostTensor *SafetensorsFile::find(llvm::StringRef name) const {
 }
 
 llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path) {
-  auto buf = readWholeFile(path);
+  auto buf = readWholeFile(path, [&](llvm::StringRef prefix) {
+    return safetensorsExtent(path, prefix);
+  });
   if (!buf)
     return buf.takeError();
   return parseSafetensors((*buf)->getBuffer(), path);

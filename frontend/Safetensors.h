@@ -4,8 +4,11 @@
 // little-endian header length N, N bytes of JSON mapping each tensor name
 // to {"dtype", "shape", "data_offsets": [begin, end]} (offsets into the data
 // buffer that follows) plus an optional "__metadata__" string map, then the
-// data buffer. Dtypes F32, F16, BF16, F64, I64 and BOOL. Every structural
-// problem is a user error naming the file and the tensor.
+// data buffer. The tensors must fill the data buffer exactly, as the format
+// requires: no overlap, no hole, no bytes after the last. Dtypes F32, F16,
+// BF16, F64, I64 and BOOL. Every structural problem is a user error naming
+// the file and the tensor. A pipe is read as far as the header says (the
+// header itself at most 100 MB, as in the format's own implementation).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_FRONTEND_SAFETENSORS_H

@@ -21,6 +21,57 @@ llvm::Error checkEntryBytes(llvm::StringRef bytes, llvm::StringRef key) {
   return checkCacheEntry(*e, key);
 }
 
+/// One line of an archive after its magic, and what it announces.
+struct Record {
+  enum Kind { Entry, End, Bad } kind = Bad;
+  llvm::StringRef key; // of an entry
+  uint64_t number = 0; // an entry's size, or the count on the "end" line
+  size_t lineSize = 0; // with its newline
+};
+
+/// The longest line: "entry <64 hex digits> <20 digits>\n".
+constexpr size_t MaxLine = 128;
+
+/// The line at the start of `rest`; Bad without a whole line.
+Record parseRecord(llvm::StringRef rest) {
+  Record r;
+  size_t nl = rest.find('\n');
+  if (nl == llvm::StringRef::npos)
+    return r;
+  r.lineSize = nl + 1;
+  llvm::SmallVector<llvm::StringRef, 3> f;
+  rest.take_front(nl).split(f, ' ');
+  if (f.size() == 2 && f[0] == "end" && !f[1].getAsInteger(10, r.number))
+    r.kind = Record::End;
+  else if (f.size() == 3 && f[0] == "entry" && isCacheKey(f[1]) &&
+           !f[2].getAsInteger(10, r.number))
+    r.kind = Record::Entry;
+  r.key = r.kind == Record::Entry ? f[1] : llvm::StringRef();
+  return r;
+}
+
+llvm::Error fail(const std::string &what) {
+  return llvm::make_error<llvm::StringError>(what,
+                                             llvm::inconvertibleErrorCode());
+}
+
+llvm::Error notAnArchive() {
+  return fail("not a Kiln cache archive (no 'KILNARCHIVE 1' line); make "
+              "one with 'kiln cache export FILE'");
+}
+
+llvm::Error damaged(size_t seen, size_t imported) {
+  return fail(fmt::format("the archive is damaged or cut short after {} "
+                          "entries ({} imported)",
+                          seen, imported));
+}
+
+llvm::Error wrongCount(uint64_t count, size_t seen) {
+  return fail(fmt::format("the archive says it holds {} entries, but {} "
+                          "were found",
+                          count, seen));
+}
+
 } // namespace
 
 ExportReport exportCacheArchive(const CacheDirectory &dir,
@@ -48,38 +99,31 @@ ExportReport exportCacheArchive(const CacheDirectory &dir,
 
 llvm::Expected<ImportReport> importCacheArchive(const CacheDirectory &dir,
                                                 llvm::StringRef archive) {
-  auto fail = [](const std::string &what) {
-    return llvm::make_error<llvm::StringError>(what,
-                                               llvm::inconvertibleErrorCode());
-  };
   if (!archive.startswith(ArchiveMagic))
-    return fail("not a Kiln cache archive (no 'KILNARCHIVE 1' line); make "
-                "one with 'kiln cache export FILE'");
+    return notAnArchive();
   ImportReport r;
   llvm::StringRef rest = archive.drop_front(ArchiveMagic.size());
   size_t seen = 0;
   for (;;) {
-    auto [line, after] = rest.split('\n');
-    llvm::SmallVector<llvm::StringRef, 3> f;
-    line.split(f, ' ');
-    size_t count = 0;
-    if (f.size() == 2 && f[0] == "end" && !f[1].getAsInteger(10, count)) {
-      if (count != seen)
-        return fail(fmt::format("the archive says it holds {} entries, but "
-                                "{} were found",
-                                count, seen));
+    Record rec = parseRecord(rest);
+    rest = rest.drop_front(rec.lineSize);
+    if (rec.kind == Record::End) {
+      if (rec.number != seen)
+        return wrongCount(rec.number, seen);
+      // Say so rather than drop a second archive run into this one.
+      if (!rest.empty())
+        return fail(fmt::format("{} bytes follow the archive's 'end' line "
+                                "(two archives run together?); only the "
+                                "entries before it were read",
+                                rest.size()));
       return r;
     }
-    uint64_t n = 0;
-    if (line.size() == rest.size() || f.size() != 3 || f[0] != "entry" ||
-        !isCacheKey(f[1]) || f[2].getAsInteger(10, n) || n > after.size())
-      return fail(fmt::format("the archive is damaged or cut short after "
-                              "{} entries ({} imported)",
-                              seen, r.imported));
+    if (rec.kind == Record::Bad || rec.number > rest.size())
+      return damaged(seen, r.imported);
     ++seen;
-    std::string key = f[1].str();
-    llvm::StringRef bytes = after.take_front(n);
-    rest = after.drop_front(n);
+    std::string key = rec.key.str();
+    llvm::StringRef bytes = rest.take_front(rec.number);
+    rest = rest.drop_front(rec.number);
     if (llvm::Error e = checkEntryBytes(bytes, key)) {
       r.refused.push_back(key + ": " + llvm::toString(std::move(e)));
       continue;
@@ -100,6 +144,37 @@ llvm::Expected<ImportReport> importCacheArchive(const CacheDirectory &dir,
       return fail(why);
     ++r.imported;
     r.bytes += bytes.size();
+  }
+}
+
+llvm::Expected<ArchiveScanner::Extent>
+ArchiveScanner::next(llvm::StringRef prefix) {
+  if (pos_ == 0) {
+    if (prefix.size() < ArchiveMagic.size())
+      return Extent{ArchiveMagic.size(), false};
+    if (!prefix.startswith(ArchiveMagic))
+      return notAnArchive();
+    pos_ = ArchiveMagic.size();
+  }
+  for (;;) {
+    llvm::StringRef rest = prefix.drop_front(pos_);
+    Record rec = parseRecord(rest);
+    if (rec.kind == Record::Bad && rec.lineSize == 0 && rest.size() < MaxLine)
+      return Extent{pos_ + MaxLine, false}; // the line may not be all here
+    if (rec.kind == Record::Bad)
+      return damaged(seen_, 0);
+    if (rec.kind == Record::End) {
+      if (rec.number != seen_)
+        return wrongCount(rec.number, seen_);
+      return Extent{pos_ + rec.lineSize, true};
+    }
+    uint64_t end = 0; // wraps around only for a size no stream has
+    if (__builtin_add_overflow(pos_ + rec.lineSize, rec.number, &end))
+      return damaged(seen_, 0);
+    if (end > prefix.size())
+      return Extent{end, false};
+    pos_ = end;
+    ++seen_;
   }
 }
 

@@ -11,8 +11,8 @@
 //
 // Each entry carries its own checksum; import checks it, and everything
 // checkCacheEntry checks, and refuses an entry that fails. A missing "end"
-// line means the archive was cut short. Import only an archive you trust:
-// the cubins in it will run on your GPU.
+// line means the archive was cut short; nothing may follow it. Import only an
+// archive you trust: the cubins in it will run on your GPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_CACHEARCHIVE_H
@@ -47,9 +47,30 @@ struct ImportReport {
 };
 
 /// Puts the entries of `archive` into `dir`. An error when `archive` is not
-/// an archive or is cut short (entries before the damage are imported).
+/// an archive, is cut short or damaged (entries before the damage are
+/// imported) or goes on after its "end" line (all its entries are).
 llvm::Expected<ImportReport> importCacheArchive(const CacheDirectory &dir,
                                                 llvm::StringRef archive);
+
+/// Finds where an archive read from a pipe ends, from its first bytes, so
+/// that a stream which is not an archive is refused after a few of them.
+/// Call `next` with the bytes read so far, each time more of them.
+class ArchiveScanner {
+public:
+  struct Extent {
+    uint64_t bytes; // read on until the stream holds this many bytes
+    bool whole;     // and the archive ends there
+  };
+  /// An error when the bytes are not an archive or are damaged (the same
+  /// as importCacheArchive's, for an archive of which nothing is imported).
+  /// An archive cut short is not an error here: ask for the bytes it lacks
+  /// and give what came to importCacheArchive, which says what is missing.
+  llvm::Expected<Extent> next(llvm::StringRef prefix);
+
+private:
+  uint64_t pos_ = 0; // the start of the next line not yet read, past the magic
+  size_t seen_ = 0;  // entries before pos_
+};
 
 } // namespace kiln::rt
 

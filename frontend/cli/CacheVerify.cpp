@@ -155,8 +155,17 @@ int runImport(const ParsedArgs &args) {
   if (std::string why = rt::unsafeDirectoryReason(dir); !why.empty())
     return reportError(userError("{}", rt::unsafeDirectoryMessage(dir, why)));
   std::string path = args.positional[0];
-  // A pipe is read up to readWholeFile's limit (2 GiB), not without end.
-  auto buf = readWholeFile(path == "-" ? "/dev/stdin" : path);
+  // A pipe is read as far as its lines announce, and refused at the first
+  // one that is not an archive's.
+  rt::ArchiveScanner scanner;
+  auto buf = readWholeFile(
+      path == "-" ? "/dev/stdin" : path,
+      [&](llvm::StringRef prefix) -> llvm::Expected<StreamExtent> {
+        llvm::Expected<rt::ArchiveScanner::Extent> e = scanner.next(prefix);
+        if (!e)
+          return userError("{}: {}", path, llvm::toString(e.takeError()));
+        return StreamExtent{e->bytes, e->whole};
+      });
   if (!buf)
     return reportError(buf.takeError());
   llvm::Expected<rt::ImportReport> r =
