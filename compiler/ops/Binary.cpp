@@ -140,6 +140,13 @@ void registerBinaryOps(OpTable &t) {
     info.eval = evalBinary;
     info.cuda = cudaBinary;
   }
+  // NaN-propagating compares and the IEEE division cost a few instructions.
+  // powf costs much more in short chains (60 nodes: 2.0 s) but, once NVRTC
+  // stops inlining it, little more per node (300 nodes: 2.8 s), so cutting
+  // a chain of pows short would only add kernels.
+  for (OpKind k : {OpKind::Div, OpKind::Maximum, OpKind::Minimum})
+    entry(t, k).compileWeight = 2;
+  entry(t, OpKind::Pow).compileWeight = 4;
 }
 
 } // namespace kiln

@@ -440,6 +440,32 @@ std::vector<Case> cases() {
     kg += "  return s299\n}\n";
     cs.push_back({"pw_chain_300_inputs", kg, shapes});
   }
+  // Horizontal fusion: 300 siblings reading x (and one a broadcast y) share
+  // two kernels of up to 255 outputs each, computed in an outlined function.
+  {
+    std::string kg = "graph h(x: f32[A, B], y: f32[B]) {\n";
+    std::string ret;
+    for (int i = 0; i < 300; ++i) {
+      const char *const ops[] = {"add(x, {})", "mul(x, {})", "sub(y, x)",
+                                 "sigmoid(x)"};
+      kg += fmt::format("  s{} = ", i) +
+            fmt::format(fmt::runtime(ops[i % 4]), 0.25 * i) + "\n";
+      ret += fmt::format("{}s{}", i ? ", " : "", i);
+    }
+    kg += "  return " + ret + "\n}\n";
+    cs.push_back({"pw_siblings_300", kg, {{9, 52}, {52}}});
+  }
+  // A chain of 1200 elementwise nodes, cut where a kernel would exceed the
+  // partitioner's compile budget: the cut values pass through memory.
+  {
+    std::string kg = "graph c(x: f32[A, B]) {\n  p0 = add(x, 0.5)\n";
+    const char *const steps[] = {"mul(p{}, x)", "sigmoid(p{})", "add(p{}, x)"};
+    for (int i = 1; i < 1200; ++i)
+      kg += fmt::format("  p{} = ", i) +
+            fmt::format(fmt::runtime(steps[i % 3]), i - 1) + "\n";
+    kg += "  return p1199, p700\n}\n";
+    cs.push_back({"pw_chain_1200_cut", kg, {{13, 40}}});
+  }
   // Trailing dims of 1: vectors run along the last dim larger than 1.
   cs.push_back({"pw_trailing_ones",
                 "graph p(x: f32[N, 1], y: f32[1, 6, 1, 1], "
