@@ -48,6 +48,7 @@ std::string planText(const Executable &exe) {
                        k.grid, k.gridY > 1 ? fmt::format(" x {}", k.gridY) : "",
                        k.block, human(k.sharedBytes),
                        k.cooperative ? ", cooperative" : "", k.strategy);
+    out += fmt::format("  schedule {}\n", exe.schedules()[i].templateStr());
     out += fmt::format("  moves   {} (each input read once, each output "
                        "written once)\n",
                        human(k.bytes));

@@ -23,10 +23,15 @@ void Schedule::set(llvm::StringRef name, int64_t value) {
   params.push_back({name.str(), value});
 }
 
-std::string Schedule::str() const {
+std::string Schedule::templateStr() const {
   std::string s = kernel;
   for (const ScheduleParam &p : params)
     s += fmt::format(" {}={}", p.name, p.value);
+  return s;
+}
+
+std::string Schedule::str() const {
+  std::string s = templateStr();
   s += fmt::format("; grid {}{} x block {}", launch.grid,
                    launch.gridY > 1 ? fmt::format(" x {}", launch.gridY) : "",
                    launch.block);

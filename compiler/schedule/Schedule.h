@@ -50,8 +50,10 @@ struct Schedule {
   int64_t get(llvm::StringRef name) const;
   /// Sets parameter `name`, adding it after the others when absent.
   void set(llvm::StringRef name, int64_t value);
-  /// "gnTeam vec=4 teamBlocks=88 ...; grid 264 x block 512, 93 KiB shared,
-  /// cooperative"
+  /// "gnTeam vec=4 teamBlocks=88 ...": the template and its parameters.
+  std::string templateStr() const;
+  /// templateStr() and the launch: "...; grid 264 x block 512, 95232 B
+  /// shared, cooperative"
   std::string str() const;
 };
 
