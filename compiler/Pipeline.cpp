@@ -119,6 +119,8 @@ llvm::Expected<CompiledGraph> runPipeline(const Graph &g,
     llvm::Expected<Schedule> s = scheduleGroup(out.plan.groups[i], opts.target);
     if (!s)
       return s.takeError();
+    if (opts.adjustSchedule)
+      opts.adjustSchedule(i, *s);
     schedules += fmt::format("group {}: {}\n", i, s->str());
     out.schedules.push_back(std::move(*s));
   }

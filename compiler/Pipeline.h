@@ -18,6 +18,7 @@
 #include "fusion/Partition.h"
 #include "schedule/Schedule.h"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct PipelineOptions {
   bool printIR = false;
   /// Print every generated kernel's source to stderr.
   bool printSource = false;
+  /// Called with each group's schedule before it is emitted: a tuner (or a
+  /// test) may change its parameters and launch. The emitter renders what
+  /// it gets; a schedule the templates cannot take fails in NVRTC.
+  std::function<void(size_t group, Schedule &)> adjustSchedule;
 };
 
 /// What the pipeline produced. Without specializeOnly, schedules[i] and

@@ -103,6 +103,7 @@ Executable::compile(const Graph &g,
   po.target = exe->target_;
   po.printIR = opts.printIR;
   po.printSource = opts.printSource;
+  po.adjustSchedule = opts.adjustSchedule;
   llvm::Expected<CompiledGraph> cg = runPipeline(g, *bindings, po);
   if (!cg)
     return cg.takeError();

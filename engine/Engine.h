@@ -50,6 +50,9 @@ struct CompileOptions {
   bool printIR = false, printSource = false;
   /// Extra NVRTC options, for experiments; part of the cache key.
   std::vector<std::string> nvrtcOptions;
+  /// PipelineOptions::adjustSchedule: change a group's schedule before it
+  /// is emitted (a tuner's hook).
+  std::function<void(size_t group, Schedule &)> adjustSchedule;
   /// Called as each kernel becomes ready (compiled, or found in the cache)
   /// with how many are ready of how many; from the threads that build them,
   /// one call at a time.

@@ -81,23 +81,36 @@ llvm::Expected<Execution> executeReference(const Graph &g,
   if (!spec)
     return spec.takeError();
   run.specialized = std::move(*spec);
+  llvm::Expected<ReferenceResult> r =
+      evaluateSpecialized(*run.specialized, inputs, params, paramsName, opts);
+  if (!r)
+    return r.takeError();
+  run.outputs = std::move(r->outputs);
+  run.warnings = std::move(r->warnings);
+  return run;
+}
+
+llvm::Expected<ReferenceResult>
+evaluateSpecialized(const Graph &spec, llvm::ArrayRef<HostTensor> inputs,
+                    const SafetensorsFile *params, llvm::StringRef paramsName,
+                    const EvalOptions &opts) {
   // Before the parameters are made: an initialiser of any size is refused
   // here, not by the allocator.
-  if (llvm::Error e = checkEvaluationMemory(*run.specialized, opts.maxBytes))
+  if (llvm::Error e = checkEvaluationMemory(spec, opts.maxBytes))
     return e;
   const uint64_t host = hostAvailableBytes();
   if (host < opts.maxBytes)
     if (llvm::Error e = checkEvaluationMemory(
-            *run.specialized, host,
+            spec, host,
             fmt::format("the {} of memory available on this machine",
                         bytesText(host))))
       return e;
 
-  llvm::Expected<BoundParams> bound =
-      bindParams(*run.specialized, params, paramsName);
+  llvm::Expected<BoundParams> bound = bindParams(spec, params, paramsName);
   if (!bound)
     return bound.takeError();
-  run.warnings = std::move(bound->warnings);
+  ReferenceResult r;
+  r.warnings = std::move(bound->warnings);
 
   std::vector<RefTensor> refInputs, refParams;
   for (const HostTensor &t : inputs)
@@ -109,11 +122,11 @@ llvm::Expected<Execution> executeReference(const Graph &g,
     t = HostTensor();
   }
   llvm::Expected<std::vector<RefTensor>> outs =
-      evaluate(*run.specialized, refInputs, refParams, opts);
+      evaluate(spec, refInputs, refParams, opts);
   if (!outs)
     return outs.takeError();
-  run.outputs = std::move(*outs);
-  return run;
+  r.outputs = std::move(*outs);
+  return r;
 }
 
 llvm::Expected<std::vector<HostTensor>>

@@ -48,6 +48,19 @@ llvm::Expected<Execution> executeReference(const Graph &g,
                                            llvm::StringRef paramsName,
                                            const EvalOptions &opts = {});
 
+struct ReferenceResult {
+  std::vector<RefTensor> outputs;    // in graph output order
+  std::vector<std::string> warnings; // e.g. unused parameter file entries
+};
+
+/// The evaluation half of executeReference, on a graph already specialised
+/// for these inputs (an Executable's graph, for `kiln run --check`): the
+/// memory check, the parameters, the float64 evaluation.
+llvm::Expected<ReferenceResult>
+evaluateSpecialized(const Graph &spec, llvm::ArrayRef<HostTensor> inputs,
+                    const SafetensorsFile *params, llvm::StringRef paramsName,
+                    const EvalOptions &opts = {});
+
 /// Takes each graph input by name from `file` (for golden cases, whose
 /// inputs and parameters share one file).
 llvm::Expected<std::vector<HostTensor>>

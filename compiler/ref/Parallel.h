@@ -5,7 +5,8 @@
 // makes threads worth starting; otherwise it runs body(0, n) inline. Every
 // index is handled by exactly one call and each output element is computed
 // the same way whatever the chunking, so results are bit-identical for any
-// thread count. KILN_THREADS caps the threads (1 disables them).
+// thread count. setEvaluatorThreads caps the threads (1 disables them); the
+// CLI sets it from KILN_THREADS.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_REF_PARALLEL_H
@@ -13,22 +14,16 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <thread>
 #include <vector>
 
 namespace kiln::ref {
 
-inline unsigned evaluatorThreads() {
-  static const unsigned n = [] {
-    unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    if (const char *env = std::getenv("KILN_THREADS"))
-      if (int v = std::atoi(env); v > 0)
-        return std::min<unsigned>(hw, static_cast<unsigned>(v));
-    return hw;
-  }();
-  return n;
-}
+/// Caps the threads parallelFor starts (0: one per hardware thread, the
+/// default; 1: none).
+void setEvaluatorThreads(unsigned cap);
+/// The threads parallelFor may use.
+unsigned evaluatorThreads();
 
 template <typename Body>
 void parallelFor(int64_t n, double work, const Body &body) {

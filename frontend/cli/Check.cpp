@@ -3,6 +3,7 @@
 
 #include "Execute.h"
 #include "IR/Printer.h"
+#include "Pipeline.h"
 #include "Specialize.h"
 #include "Verifier.h"
 
@@ -32,12 +33,12 @@ static int runCheck(const ParsedArgs &args) {
     llvm::Expected<DimBindings> b = parseBindings(args.all("--bind"));
     if (!b)
       return reportError(asUsageError(b.takeError()));
-    llvm::Expected<std::unique_ptr<Graph>> s = specialize(*graph, *b);
+    // The pipeline's first stages, as plan and run take them (sizes that
+    // fit 64-bit indexing among the checks).
+    llvm::Expected<std::unique_ptr<Graph>> s = prepareForExecution(
+        *graph, *b, CompileOptions::fromEnvironment().printIR);
     if (!s)
       return reportError(s.takeError());
-    // What plan and run check too: sizes that fit 64-bit indexing.
-    if (llvm::Error e = verifyGraph(**s))
-      return reportError(std::move(e));
     graph = std::move(*s);
   }
   PrintOptions opts;

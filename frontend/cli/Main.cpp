@@ -1,5 +1,6 @@
 //===- Main.cpp - The kiln command-line tool ------------------------------===//
 #include "Commands.h"
+#include "ref/Parallel.h"
 
 #include "CudaDriver.h"
 #include "IR/ClipText.h"
@@ -96,6 +97,11 @@ static int dispatch(int argc, char **argv) {
 } // namespace kiln::cli
 
 int main(int argc, char **argv) {
+  // The environment is read here, at the edge (KILN_THREADS), and in
+  // CompileOptions::fromEnvironment (the rest).
+  if (const char *env = std::getenv("KILN_THREADS"))
+    if (int v = std::atoi(env); v > 0)
+      kiln::ref::setEvaluatorThreads(static_cast<unsigned>(v));
   // User errors travel as llvm::Error; an exception reaching here (out of
   // memory, say) is Kiln's failure, reported as such with exit code 3.
   try {

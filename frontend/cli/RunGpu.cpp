@@ -104,8 +104,9 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
   EvalOptions eo;
   eo.roundToStorage = true;
   eo.maxBytes = runOpts.maxBytes;
-  llvm::Expected<Execution> ref =
-      executeReference(g, inputs, params, paramPath, eo);
+  // The executable's graph is already specialised for these inputs.
+  llvm::Expected<ReferenceResult> ref =
+      evaluateSpecialized(spec, inputs, params, paramPath, eo);
   if (!ref)
     return reportError(ref.takeError());
   bool ok = true;

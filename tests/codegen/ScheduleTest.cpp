@@ -5,6 +5,8 @@
 // shape) is checked for the target, as data.
 //
 //===----------------------------------------------------------------------===//
+#include "Engine.h"
+#include "OfflineOptions.h"
 #include "Parser.h"
 #include "Pipeline.h"
 #include "schedule/Scheduler.h"
@@ -156,6 +158,29 @@ TEST(Schedule, ContractionTilesAndBatches) {
   ASSERT_EQ(conv.size(), 1u);
   EXPECT_EQ(conv[0].kernel, "conv2d");
   EXPECT_EQ(conv[0].launch.gridY, 4u);
+}
+
+// A schedule can be replaced before it is emitted (a tuner's hook): the
+// emitter renders the changed one, which NVRTC compiles.
+TEST(Schedule, AnAdjustedScheduleIsWhatIsEmitted) {
+  auto g = parseGraph("graph p(x: f32[64, 64]) {\n  y = relu(x)\n"
+                      "  return y\n}\n",
+                      "tune.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  CompileOptions opts = offlineOptions(/*generateOnly=*/false);
+  opts.adjustSchedule = [](size_t, Schedule &s) {
+    s.set("vec", 1);
+    s.launch.grid = 3;
+  };
+  auto exe = Executable::compile(**g, {{64, 64}}, opts);
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  ASSERT_EQ((*exe)->kernels().size(), 1u);
+  EXPECT_EQ((*exe)->schedules()[0].get("vec"), 1);
+  EXPECT_EQ((*exe)->kernels()[0].grid, 3u);
+  EXPECT_NE((*exe)->kernels()[0].source.find("kiln::pointwise<4096ll, 1>"),
+            std::string::npos)
+      << (*exe)->kernels()[0].source;
+  EXPECT_EQ((*exe)->builds()[0].log.find("error"), std::string::npos);
 }
 
 // A schedule is data: set() changes a parameter in place, adds a new one
