@@ -6,6 +6,7 @@
 // that compile made.
 //
 //===----------------------------------------------------------------------===//
+#include "CliHarness.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -24,24 +25,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-std::string readFile(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  return buf ? (*buf)->getBuffer().str() : "";
-}
+using Result = kiln::test::CliResult;
+using kiln::test::readFile;
 
 const char *const kGraph =
     KILN_SOURCE_DIR "/tests/data/kg/cache_four_kernels.kg";
 const char *const kGraphName = "gemm_gn_sum_bias";
 
-class CacheCli : public testing::Test {
+class CacheCli : public kiln::test::CliFixture {
 protected:
   void SetUp() override {
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("kiln-cache-cli", dir_));
+    CliFixture::SetUp();
     cache_ = tmp("cache");
     // Children inherit the environment (LLVM 14's ExecuteAndWait does not
     // apply an explicit one).
@@ -52,28 +46,10 @@ protected:
   }
   void TearDown() override {
     ::chmod(cache_.c_str(), 0700);
-    llvm::sys::fs::remove_directories(dir_);
+    CliFixture::TearDown();
     ::unsetenv("KILN_CACHE_DIR");
   }
 
-  std::string tmp(const std::string &name) {
-    return std::string(dir_.str()) + "/" + name;
-  }
-  std::vector<llvm::StringRef> argv(const std::vector<std::string> &args) {
-    std::vector<llvm::StringRef> v = {kiln_};
-    for (const std::string &a : args)
-      v.push_back(a);
-    return v;
-  }
-  Result kiln(const std::vector<std::string> &args) {
-    std::string n = std::to_string(runs_++);
-    std::string out = tmp("stdout" + n), err = tmp("stderr" + n);
-    llvm::Optional<llvm::StringRef> redirects[] = {
-        llvm::StringRef(""), llvm::StringRef(out), llvm::StringRef(err)};
-    int code =
-        llvm::sys::ExecuteAndWait(kiln_, argv(args), llvm::None, redirects);
-    return {code, readFile(out), readFile(err)};
-  }
   /// `kiln compile` of the example graph; kernel name -> "hit"/"miss".
   std::map<std::string, std::string> compile(const std::string &n = "5",
                                              const std::string &arch = "") {
@@ -115,10 +91,8 @@ protected:
     return false;
   }
 
-  llvm::SmallString<128> dir_;
   std::string cache_;
-  std::string kiln_ = KILN_BINARY_DIR "/frontend/kiln";
-  int runs_ = 0;
+  std::string kiln_ = kiln::test::kilnBinary();
 };
 
 bool contains(const std::string &s, const std::string &part) {
@@ -358,7 +332,8 @@ TEST_F(CacheCli, VerifyCatchesDamagedEntriesAndUseRecompilesThem) {
 }
 
 TEST_F(CacheCli, EightProcessesCompilingTheSameGraphLeaveOneEntryEach) {
-  std::vector<std::string> args = {"compile", kGraph, "--bind", "N=7"};
+  std::vector<llvm::StringRef> argv = {kiln_, "compile", kGraph, "--bind",
+                                       "N=7"};
   std::vector<llvm::sys::ProcessInfo> procs;
   std::vector<std::string> logs;
   for (int i = 0; i < 8; ++i) {
@@ -369,7 +344,7 @@ TEST_F(CacheCli, EightProcessesCompilingTheSameGraphLeaveOneEntryEach) {
     llvm::Optional<llvm::StringRef> redirects[] = {
         llvm::StringRef(""), llvm::StringRef(out), llvm::StringRef(out)};
     procs.push_back(
-        llvm::sys::ExecuteNoWait(kiln_, argv(args), llvm::None, redirects));
+        llvm::sys::ExecuteNoWait(kiln_, argv, llvm::None, redirects));
   }
   for (size_t i = 0; i < procs.size(); ++i) {
     llvm::sys::ProcessInfo done = llvm::sys::Wait(procs[i], 0, true);

@@ -14,6 +14,7 @@
 #include "CacheDirectory.h"
 #include "CacheFiles.h"
 #include "CacheFormat.h"
+#include "CliHarness.h"
 #include "KernelCache.h"
 #include "Npy.h"
 #include "Safetensors.h"
@@ -38,19 +39,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-std::string readFile(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  return buf ? (*buf)->getBuffer().str() : "";
-}
-
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
-}
+using Result = test::CliResult;
+using test::contains;
+using test::readFile;
 
 size_t count(const std::string &s, const std::string &part) {
   return llvm::StringRef(s).count(part);
@@ -100,10 +91,10 @@ rt::CacheEntry fakeEntry(const std::string &kernel, const std::string &graph) {
   return e;
 }
 
-class CacheMessages : public testing::Test {
+class CacheMessages : public test::CliFixture {
 protected:
   void SetUp() override {
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("kiln-cache-msg", dir_));
+    CliFixture::SetUp();
     cache_ = tmp("cache");
     ASSERT_EQ(::mkdir(cache_.c_str(), 0700), 0);
     // Children inherit the environment (LLVM 14's ExecuteAndWait does not
@@ -115,27 +106,8 @@ protected:
   }
   void TearDown() override {
     chmodTree(cache_, 0700);
-    llvm::sys::fs::remove_directories(dir_);
+    CliFixture::TearDown();
     ::unsetenv("KILN_CACHE_DIR");
-  }
-
-  std::string tmp(const std::string &name) {
-    return std::string(dir_.str()) + "/" + name;
-  }
-  Result exec(const std::string &program,
-              const std::vector<std::string> &args) {
-    std::string n = std::to_string(runs_++);
-    std::string out = tmp("stdout" + n), err = tmp("stderr" + n);
-    std::vector<llvm::StringRef> argv = {program};
-    for (const std::string &a : args)
-      argv.push_back(a);
-    llvm::Optional<llvm::StringRef> redirects[] = {
-        llvm::StringRef(""), llvm::StringRef(out), llvm::StringRef(err)};
-    int code = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects);
-    return {code, readFile(out), readFile(err)};
-  }
-  Result kiln(const std::vector<std::string> &args) {
-    return exec(kiln_, args);
   }
 
   /// Runs `program` so that permission bits stop it: as root, under
@@ -211,10 +183,8 @@ protected:
             "--input", "x=" + tmp("x.npy"), "--params", tmp("p.safetensors")};
   }
 
-  llvm::SmallString<128> dir_;
   std::string cache_, setpriv_;
-  std::string kiln_ = KILN_BINARY_DIR "/frontend/kiln";
-  int runs_ = 0;
+  std::string kiln_ = test::kilnBinary();
 };
 
 TEST_F(CacheMessages, ListCutsHugeNamesAndItsJsonKeepsThemWhole) {

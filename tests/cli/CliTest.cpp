@@ -4,6 +4,7 @@
 // checks exit codes, stdout and stderr, the way a new user would meet them.
 //
 //===----------------------------------------------------------------------===//
+#include "CliHarness.h"
 #include "Npy.h"
 #include "Safetensors.h"
 #include "ref/Compare.h"
@@ -20,58 +21,11 @@ using namespace kiln;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
+using Result = test::CliResult;
+using test::readFile;
+using test::src;
 
-std::string readFile(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  return buf ? (*buf)->getBuffer().str() : "";
-}
-
-class Cli : public testing::Test {
-protected:
-  void SetUp() override {
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("kiln-cli", dir_));
-  }
-  void TearDown() override { llvm::sys::fs::remove_directories(dir_); }
-
-  std::string tmp(const std::string &name) {
-    return std::string(dir_.str()) + "/" + name;
-  }
-
-  /// Runs `program` with `args`, capturing stdout and stderr.
-  Result
-  exec(const std::string &program, const std::vector<std::string> &args,
-       llvm::Optional<llvm::ArrayRef<llvm::StringRef>> env = llvm::None) {
-    // Fresh capture files each run: redirection does not truncate.
-    std::string n = std::to_string(runs_++);
-    std::string out = tmp("stdout" + n), err = tmp("stderr" + n);
-    std::vector<llvm::StringRef> argv = {program};
-    for (const std::string &a : args)
-      argv.push_back(a);
-    llvm::Optional<llvm::StringRef> redirects[] = {
-        llvm::StringRef(""), llvm::StringRef(out), llvm::StringRef(err)};
-    int code = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects);
-    return {code, readFile(out), readFile(err)};
-  }
-  Result kiln(const std::vector<std::string> &args) {
-    return exec(std::string(KILN_BINARY_DIR) + "/frontend/kiln", args);
-  }
-  static std::string src(const std::string &rel) {
-    return std::string(KILN_SOURCE_DIR) + "/" + rel;
-  }
-  void write(const std::string &path, const std::string &text) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    ASSERT_FALSE(ec);
-    os << text;
-  }
-
-  llvm::SmallString<128> dir_;
-  int runs_ = 0;
-};
+class Cli : public test::CliFixture {};
 
 const char *kFlagships[] = {"l1_35", "l2_19", "l2_37", "l2_62", "l2_75"};
 

@@ -8,6 +8,7 @@
 // and the reference's progress lines.
 //
 //===----------------------------------------------------------------------===//
+#include "CliHarness.h"
 #include "Device.h"
 #include "Npy.h"
 #include "Safetensors.h"
@@ -27,20 +28,13 @@ using namespace kiln;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
+using Result = test::CliResult;
+using test::readFile;
 
-std::string readFile(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  return buf ? (*buf)->getBuffer().str() : "";
-}
-
-class OutputFiles : public testing::Test {
+class OutputFiles : public test::CliFixture {
 protected:
   void SetUp() override {
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("kiln-out", dir_));
+    CliFixture::SetUp();
     kg_ = tmp("g.kg");
     write(kg_, "graph g(x: f32[3]) {\n  param w: f32[3] = ones\n"
                "  a = add(x, w)\n  b = neg(x)\n  return a, b\n}\n");
@@ -52,32 +46,6 @@ protected:
     params_ = tmp("p.safetensors");
     HostTensor w(DType::F32, {3});
     ASSERT_FALSE(static_cast<bool>(writeSafetensors(params_, {{"w", w}})));
-  }
-  void TearDown() override { llvm::sys::fs::remove_directories(dir_); }
-
-  std::string tmp(const std::string &name) {
-    return std::string(dir_.str()) + "/" + name;
-  }
-  void write(const std::string &path, const std::string &text) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    ASSERT_FALSE(ec);
-    os << text;
-  }
-  Result kiln(const std::vector<std::string> &args) {
-    std::string program = std::string(KILN_BINARY_DIR) + "/frontend/kiln";
-    std::string n = std::to_string(runs_++);
-    std::string out = tmp("stdout" + n), err = tmp("stderr" + n);
-    std::vector<llvm::StringRef> argv = {program};
-    for (const std::string &a : args)
-      argv.push_back(a);
-    llvm::Optional<llvm::StringRef> redirects[] = {
-        llvm::StringRef(""), llvm::StringRef(out), llvm::StringRef(err)};
-    int code = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects);
-    Result r{code, readFile(out), readFile(err)};
-    llvm::sys::fs::remove(out);
-    llvm::sys::fs::remove(err);
-    return r;
   }
   /// `kiln run` of the test graph on the CPU with `extra` options.
   Result run(const std::vector<std::string> &extra) {
@@ -97,9 +65,7 @@ protected:
     return names;
   }
 
-  llvm::SmallString<128> dir_;
   std::string kg_, x_, params_;
-  int runs_ = 0;
 };
 
 // Every spelling of a file the command reads, as an output: exit 2 before

@@ -6,6 +6,7 @@
 // would give, one in the right format works as the file does.
 //
 //===----------------------------------------------------------------------===//
+#include "CliHarness.h"
 #include "tensorio/FifoFeeder.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -20,23 +21,10 @@ using kiln::test::FifoFeeder;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-std::string readFile(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  return buf ? (*buf)->getBuffer().str() : "";
-}
-
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
-}
-
-std::string src(const std::string &rel) {
-  return std::string(KILN_SOURCE_DIR) + "/" + rel;
-}
+using Result = kiln::test::CliResult;
+using kiln::test::contains;
+using kiln::test::readFile;
+using kiln::test::src;
 
 const std::string kGraph = src("examples/l2_75_small.kg");
 const std::string kInput = src("examples/data/l2_75_small_x.npy");
@@ -47,37 +35,18 @@ constexpr uint64_t kEndless = uint64_t(64) << 20;
 /// The pipe's buffer, a read or two and slack.
 constexpr uint64_t kFew = uint64_t(256) << 10;
 
-class StreamInput : public testing::Test {
+class StreamInput : public kiln::test::CliFixture {
 protected:
   void SetUp() override {
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("kiln-stream", dir_));
+    CliFixture::SetUp();
     // Children inherit the environment.
     ::setenv("KILN_CACHE_DIR", tmp("cache").c_str(), 1);
   }
   void TearDown() override {
-    llvm::sys::fs::remove_directories(dir_);
+    CliFixture::TearDown();
     ::unsetenv("KILN_CACHE_DIR");
   }
 
-  std::string tmp(const std::string &name) {
-    return std::string(dir_.str()) + "/" + name;
-  }
-
-  /// Runs kiln with `args`, its standard input from `stdinPath` ("" for
-  /// none), capturing stdout and stderr.
-  Result kiln(const std::vector<std::string> &args,
-              const std::string &stdinPath = "") {
-    std::string program = std::string(KILN_BINARY_DIR) + "/frontend/kiln";
-    std::string n = std::to_string(runs_++);
-    std::string out = tmp("stdout" + n), err = tmp("stderr" + n);
-    std::vector<llvm::StringRef> argv = {program};
-    for (const std::string &a : args)
-      argv.push_back(a);
-    llvm::Optional<llvm::StringRef> redirects[] = {
-        llvm::StringRef(stdinPath), llvm::StringRef(out), llvm::StringRef(err)};
-    int code = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects);
-    return {code, readFile(out), readFile(err)};
-  }
   Result run(const std::string &input, const std::string &params,
              const std::string &stdinPath = "",
              const std::string &output = "") {
@@ -88,9 +57,6 @@ protected:
       args.insert(args.end(), {"--output", output});
     return kiln(args, stdinPath);
   }
-
-  llvm::SmallString<128> dir_;
-  int runs_ = 0;
 };
 
 TEST_F(StreamInput, DevZeroAsInputFailsAtTheMagic) {
