@@ -100,23 +100,16 @@ int runBench(const ParsedArgs &args) {
        iters < 1))
     return reportError(usageError("--iters takes a positive count"));
 
-  auto inputFiles = namedFiles(args.all("--input"), graph.inputs(), "--input");
-  if (!inputFiles)
-    return reportError(inputFiles.takeError());
-  auto outputFiles =
-      namedFiles(args.all("--output"), graph.outputs(), "--output");
-  if (!outputFiles)
-    return reportError(outputFiles.takeError());
   FileRoles json;
   if (args.has("--json"))
     json.writes("--json", args.get("--json"));
-  if (llvm::Error e = checkFileRoles(args.positional[0], *inputFiles,
-                                     args.get("--params"), *outputFiles, json))
-    return reportError(std::move(e));
+  llvm::Expected<GraphFiles> files = graphFiles(args, graph, json);
+  if (!files)
+    return reportError(files.takeError());
 
   std::vector<HostTensor> inputs;
   if (args.has("--input")) {
-    auto in = readInputs(graph, *inputFiles);
+    auto in = readInputs(graph, files->inputs);
     if (!in)
       return reportError(in.takeError());
     inputs = std::move(*in);
@@ -148,15 +141,15 @@ int runBench(const ParsedArgs &args) {
   rt::Device &dev = *exe.device();
   const size_t nk = exe.kernels().size();
   auto writeOutputs = [&]() -> llvm::Error {
-    if (outputFiles->empty())
+    if (files->outputs.empty())
       return llvm::Error::success();
     auto outs = s->downloadOutputs();
     if (!outs)
       return outs.takeError();
     for (size_t i = 0; i < outs->size(); ++i) {
       const Value &v = *exe.graph().outputs()[i];
-      auto it = outputFiles->find(v.name());
-      if (it == outputFiles->end())
+      auto it = files->outputs.find(v.name());
+      if (it == files->outputs.end())
         continue;
       if (llvm::Error e = writeOutput(v.name(), (*outs)[i], it->second))
         return e;

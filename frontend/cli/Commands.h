@@ -35,13 +35,15 @@ const CommandSpec &cacheWhyCommand();
 llvm::Expected<std::map<std::string, std::string>>
 namedFiles(const std::vector<std::string> &specs,
            llvm::ArrayRef<Value *> values, llvm::StringRef option);
-/// Refuses (exit 2) an output that is the graph, an input, the parameters
-/// file or another output; `roles` may hold the command's other files.
-llvm::Error checkFileRoles(const std::string &graphPath,
-                           const std::map<std::string, std::string> &inputs,
-                           const std::string &paramPath,
-                           const std::map<std::string, std::string> &outputs,
-                           FileRoles roles = {});
+/// The files of --input and --output, by value name.
+struct GraphFiles {
+  std::map<std::string, std::string> inputs, outputs;
+};
+/// --input and --output of graph `g`, after refusing (exit 2) an output
+/// that is the graph, an input, the parameters file or another output;
+/// `roles` may hold the command's other files (bench's --json).
+llvm::Expected<GraphFiles> graphFiles(const ParsedArgs &args, const Graph &g,
+                                      FileRoles roles = {});
 /// One tensor per graph input, read from the named files.
 llvm::Expected<std::vector<HostTensor>>
 readInputs(const Graph &g, const std::map<std::string, std::string> &files);

@@ -228,19 +228,27 @@ llvm::Expected<RunOptions> runOptions(const ParsedArgs &args) {
 
 } // namespace
 
-llvm::Error checkFileRoles(const std::string &graphPath,
-                           const std::map<std::string, std::string> &inputs,
-                           const std::string &paramPath,
-                           const std::map<std::string, std::string> &outputs,
-                           FileRoles roles) {
-  roles.reads("the graph", graphPath);
-  for (const auto &[name, file] : inputs)
+llvm::Expected<GraphFiles> graphFiles(const ParsedArgs &args, const Graph &g,
+                                      FileRoles roles) {
+  GraphFiles f;
+  auto inputs = namedFiles(args.all("--input"), g.inputs(), "--input");
+  if (!inputs)
+    return inputs.takeError();
+  f.inputs = std::move(*inputs);
+  auto outputs = namedFiles(args.all("--output"), g.outputs(), "--output");
+  if (!outputs)
+    return outputs.takeError();
+  f.outputs = std::move(*outputs);
+  roles.reads("the graph", args.positional[0]);
+  for (const auto &[name, file] : f.inputs)
     roles.reads(fmt::format("input '{}'", name), file);
-  if (!paramPath.empty())
-    roles.reads("the parameters file", paramPath);
-  for (const auto &[name, file] : outputs)
+  if (args.has("--params"))
+    roles.reads("the parameters file", args.get("--params"));
+  for (const auto &[name, file] : f.outputs)
     roles.writes(fmt::format("--output '{}'", name), file);
-  return roles.check();
+  if (llvm::Error e = roles.check())
+    return e;
+  return f;
 }
 
 namespace {
@@ -255,18 +263,11 @@ int runRun(const ParsedArgs &args) {
     return reportError(g.takeError());
   const Graph &graph = **g;
 
-  auto inputFiles = namedFiles(args.all("--input"), graph.inputs(), "--input");
-  if (!inputFiles)
-    return reportError(inputFiles.takeError());
-  auto outputFiles =
-      namedFiles(args.all("--output"), graph.outputs(), "--output");
-  if (!outputFiles)
-    return reportError(outputFiles.takeError());
-  if (llvm::Error e = checkFileRoles(args.positional[0], *inputFiles,
-                                     args.get("--params"), *outputFiles))
-    return reportError(std::move(e));
+  llvm::Expected<GraphFiles> files = graphFiles(args, graph);
+  if (!files)
+    return reportError(files.takeError());
   llvm::Expected<std::vector<HostTensor>> inputs =
-      readInputs(graph, *inputFiles);
+      readInputs(graph, files->inputs);
   if (!inputs)
     return reportError(inputs.takeError());
 
@@ -284,7 +285,7 @@ int runRun(const ParsedArgs &args) {
     llvm::Expected<rt::DeviceTraits> dev = rt::Device::probe(0);
     if (dev)
       return runOnGpu(graph, *inputs, paramFile ? &*paramFile : nullptr,
-                      paramPath, *outputFiles, opts);
+                      paramPath, files->outputs, opts);
     if (opts.device == "gpu" || opts.check)
       return reportError(llvm::joinErrors(userError("cannot run on the GPU:"),
                                           dev.takeError()));
@@ -332,8 +333,8 @@ int runRun(const ParsedArgs &args) {
     const Value &v = *run->specialized->outputs()[i];
     HostTensor t = fromRef(run->outputs[i], v.dtype());
     llvm::outs() << summarize(v, t) << "\n";
-    auto it = outputFiles->find(v.name());
-    if (it == outputFiles->end())
+    auto it = files->outputs.find(v.name());
+    if (it == files->outputs.end())
       continue;
     if (llvm::Error e = writeOutput(v.name(), t, it->second))
       return reportError(std::move(e));

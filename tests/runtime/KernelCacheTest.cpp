@@ -13,6 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Source = CacheLookup::Source;
+using test::filesUnder;
 using test::patternRequest;
 using test::ScopedEnv;
 using test::ScopedTempDir;
@@ -44,22 +45,7 @@ KernelMetadata patternMeta() {
 }
 
 CacheLookup lookup(KernelCache &cache, const CompileRequest &req) {
-  llvm::Expected<CacheLookup> r = cache.getOrCompile(req, patternMeta());
-  if (!r) {
-    ADD_FAILURE() << llvm::toString(r.takeError());
-    return {};
-  }
-  EXPECT_TRUE(r->cubin && test::isElf(*r->cubin));
-  return *r;
-}
-
-/// Every regular file under `dir`.
-std::vector<std::string> filesUnder(const std::string &dir) {
-  std::vector<std::string> out;
-  for (const auto &e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file())
-      out.push_back(e.path().string());
-  return out;
+  return test::lookupOk(cache, req, patternMeta());
 }
 
 size_t lineCount(const std::string &s) {

@@ -27,6 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Source = CacheLookup::Source;
+using test::filesUnder;
 using test::patternRequest;
 using test::ScopedTempDir;
 
@@ -79,22 +80,7 @@ KernelMetadata meta() {
 }
 
 CacheLookup lookup(KernelCache &cache, const CompileRequest &req) {
-  llvm::Expected<CacheLookup> r = cache.getOrCompile(req, meta());
-  if (!r) {
-    ADD_FAILURE() << llvm::toString(r.takeError());
-    return {};
-  }
-  EXPECT_TRUE(r->cubin && test::isElf(*r->cubin));
-  return *r;
-}
-
-std::vector<std::string> filesUnder(const std::string &dir) {
-  std::vector<std::string> out;
-  for (const auto &e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file())
-      out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
+  return test::lookupOk(cache, req, meta());
 }
 
 TEST(ReadOnlyCache, ServesItsEntriesAndKeepsWhatItCompilesInMemory) {

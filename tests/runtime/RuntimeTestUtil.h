@@ -2,13 +2,16 @@
 #ifndef KILN_TESTS_RUNTIME_RUNTIMETESTUTIL_H
 #define KILN_TESTS_RUNTIME_RUNTIMETESTUTIL_H
 
+#include "KernelCache.h"
 #include "Nvrtc.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace kiln::rt::test {
 
@@ -82,6 +85,29 @@ inline CompileRequest patternRequest(const std::string &arch = "sm_90") {
 inline bool isElf(const std::vector<char> &bytes) {
   return bytes.size() > 4 && bytes[0] == 0x7f && bytes[1] == 'E' &&
          bytes[2] == 'L' && bytes[3] == 'F';
+}
+
+/// Every regular file under `dir`, sorted.
+inline std::vector<std::string> filesUnder(const std::string &dir) {
+  std::vector<std::string> out;
+  for (const auto &e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file())
+      out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// cache.getOrCompile(req, meta), which must succeed with an ELF cubin (a
+/// test failure otherwise, and an empty lookup).
+inline CacheLookup lookupOk(KernelCache &cache, const CompileRequest &req,
+                            const KernelMetadata &meta) {
+  llvm::Expected<CacheLookup> r = cache.getOrCompile(req, meta);
+  if (!r) {
+    ADD_FAILURE() << llvm::toString(r.takeError());
+    return {};
+  }
+  EXPECT_TRUE(r->cubin && isElf(*r->cubin));
+  return *r;
 }
 
 } // namespace kiln::rt::test
