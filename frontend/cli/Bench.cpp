@@ -14,12 +14,14 @@
 #include "IR/ClipText.h"
 #include "Params.h"
 
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 namespace kiln::cli {
 
@@ -68,11 +70,30 @@ llvm::Error writeJson(const std::string &path, const nlohmann::json &j) {
       path, [&](llvm::raw_ostream &os) { os << j.dump(2) << "\n"; });
 }
 
-/// Uniform [0, 1) inputs, like torch.rand, from a counter-based generator.
-std::vector<HostTensor>
+/// Uniform [0, 1) inputs, like torch.rand, from a counter-based generator;
+/// refused, naming the largest, when they would not fit the host's
+/// available memory.
+llvm::Expected<std::vector<HostTensor>>
 randomInputs(const Graph &g,
              const std::vector<llvm::SmallVector<int64_t, 6>> &shapes,
              uint64_t seed) {
+  uint64_t total = 0, largest = 0;
+  size_t which = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    uint64_t bytes = checkedByteSize(g.inputs()[i]->dtype(), shapes[i])
+                         .value_or(std::numeric_limits<uint64_t>::max());
+    total = llvm::SaturatingAdd(total, bytes);
+    if (bytes >= largest)
+      largest = bytes, which = i;
+  }
+  if (const uint64_t host = hostAvailableBytes(); total > host)
+    return userError("the random inputs of graph '{}' need {} of host "
+                     "memory, more than the {} available; the largest is "
+                     "input '{}' {}[{}], {}; bind smaller sizes",
+                     g.name(), bytesText(total), bytesText(host),
+                     g.inputs()[which]->name(),
+                     dtypeName(g.inputs()[which]->dtype()).str(),
+                     fmt::join(shapes[which], ", "), bytesText(largest));
   std::vector<HostTensor> out;
   for (size_t i = 0; i < shapes.size(); ++i) {
     Initializer init;
@@ -119,7 +140,10 @@ int runBench(const ParsedArgs &args) {
       return reportError(shapes.takeError());
     llvm::errs() << "inputs: uniform [0, 1) random (give --input to use "
                     "files)\n";
-    inputs = randomInputs(graph, *shapes, 1);
+    auto random = randomInputs(graph, *shapes, 1);
+    if (!random)
+      return reportError(random.takeError());
+    inputs = std::move(*random);
   }
   std::optional<SafetensorsFile> paramFile;
   std::string paramPath = args.get("--params");

@@ -203,6 +203,21 @@ TEST_F(OutputFiles, HugeParametersAreRefusedBeforeTheyAreAllocated) {
   EXPECT_EQ(raised.err.find("internal error"), std::string::npos);
 }
 
+// kiln bench makes random inputs for bound sizes on the host: sizes beyond
+// its memory are refused before anything is made (or a GPU looked for).
+TEST_F(OutputFiles, BenchRefusesRandomInputsBeyondTheHostsMemory) {
+  std::string kg = tmp("b.kg");
+  write(kg, "graph b(x: f32[N, 1048576]) {\n  y = relu(x)\n  return y\n}\n");
+  Result r = kiln({"bench", kg, "--bind", "N=100000000"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("error: the random inputs of graph 'b' need 381.5 TiB"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("the largest is input 'x' f32[100000000, 1048576]"),
+            std::string::npos)
+      << r.err;
+}
+
 // On the GPU: the device's free memory bounds the tensors, or --max-memory
 // when given, before the parameters are made or uploaded.
 TEST_F(OutputFiles, HugeParametersAreRefusedBeforeTheyReachTheGpu) {
