@@ -43,13 +43,6 @@ std::string graphText(const Graph &g) {
 /// "group 0 (groupnorm): y = group_norm, m = min -> out"
 std::string planText(const FusionPlan &plan) {
   std::string s;
-  auto list = [](const std::vector<const Node *> &nodes) {
-    std::string l;
-    for (const Node *n : nodes)
-      l += fmt::format("{}{} = {}", l.empty() ? "" : ", ", n->result()->name(),
-                       opName(n->op()).str());
-    return l;
-  };
   auto values = [](const std::vector<const Value *> &vs) {
     std::string l;
     for (const Value *v : vs)
@@ -59,11 +52,11 @@ std::string planText(const FusionPlan &plan) {
   for (size_t i = 0; i < plan.groups.size(); ++i) {
     const FusionGroup &g = plan.groups[i];
     s += fmt::format("group {} ({}): {}; reads {}; writes {}\n", i,
-                     groupKindName(g.kind).str(), list(g.nodes()),
+                     groupKindName(g.kind).str(), g.nodesText(),
                      values(g.inputs), values(g.outputs));
   }
   for (const FusionGroup &g : plan.empty)
-    s += fmt::format("no kernel (empty results): {}\n", list(g.nodes()));
+    s += fmt::format("no kernel (empty results): {}\n", g.nodesText());
   return s;
 }
 

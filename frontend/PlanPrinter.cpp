@@ -15,14 +15,6 @@ static std::string human(uint64_t bytes) {
   return fmt::format("{:.1f} KiB", bytes / 1024.0);
 }
 
-static std::string nodeList(const FusionGroup &g) {
-  std::string s;
-  for (const Node *n : g.nodes())
-    s += fmt::format("{}{} = {}", s.empty() ? "" : ", ", n->result()->name(),
-                     opName(n->op()).str());
-  return s;
-}
-
 static std::string valueList(const std::vector<const Value *> &vs) {
   std::string s;
   for (const Value *v : vs)
@@ -41,7 +33,7 @@ std::string planText(const Executable &exe) {
     total += k.bytes;
     out += fmt::format("kernel {}: {}\n", i, k.name);
     out += fmt::format("  kind    {}\n", groupKindName(g.kind).str());
-    out += fmt::format("  fuses   {}\n", nodeList(g));
+    out += fmt::format("  fuses   {}\n", g.nodesText());
     out += fmt::format("  reads   {}\n", valueList(g.inputs));
     out += fmt::format("  writes  {}\n", valueList(g.outputs));
     out += fmt::format("  launch  grid {}{} x block {}, {} shared{}; {}\n",
@@ -56,7 +48,7 @@ std::string planText(const Executable &exe) {
   // Groups whose results are all empty: PyTorch gives empty tensors and
   // nothing is computed.
   for (const FusionGroup &g : exe.plan().empty)
-    out += fmt::format("no kernel: {}\n  writes  {} (empty)\n", nodeList(g),
+    out += fmt::format("no kernel: {}\n  writes  {} (empty)\n", g.nodesText(),
                        valueList(g.outputs));
   out += fmt::format("{} kernel{} for {} node{}; {} must move through "
                      "memory; target {}, {} SMs\n",

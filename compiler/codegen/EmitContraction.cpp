@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Emitters.h"
 
-#include "ops/Families.h"
 #include "schedule/Scheduler.h"
 
 #include <fmt/format.h>
@@ -22,12 +21,9 @@ static std::string kernelHead(const ParamList &pl, const char *include) {
 
 static EmittedKernel emitLinear(const FusionGroup &g) {
   const Node &n = *g.anchor;
-  const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape();
   const Value *bias = n.operand(2);
-  int64_t m = 1; // the rows: every dim of x but the last
-  for (size_t d = 0; d + 1 < x.rank(); ++d)
-    m *= x[d].size;
-  const int64_t k = w[1].size, nOut = w[0].size;
+  const LinearShape l = linearShape(n);
+  const int64_t m = l.m, k = l.k, nOut = l.n;
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
   kk.source = fmt::format(
@@ -79,22 +75,19 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
   const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape(),
               &y = n.result()->shape();
   const Value *bias = n.operand(2);
-  const int64_t batch = x.rank() == 4 ? x[0].size : 1;
-  const int64_t cin = x[x.rank() - 3].size, h = x[x.rank() - 2].size,
-                wd = x[x.rank() - 1].size;
-  const int64_t groups = n.getInt("groups");
-  const int64_t cout = transposed ? w[1].size * groups : w[0].size;
+  const ConvShape c = convShape(n);
+  const int64_t cin = c.cin, groups = c.groups, cout = c.cout;
   auto st = n.getInts("stride"), pad = n.getInts("padding"),
        dil = n.getInts("dilation");
   std::string params =
       fmt::format("{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}",
-                  batch, cin, h, wd, cout, w[2].size, w[3].size, st[0], st[1],
-                  pad[0], pad[1], dil[0], dil[1], groups);
+                  c.batch, cin, c.h, c.w, cout, w[2].size, w[3].size, st[0],
+                  st[1], pad[0], pad[1], dil[0], dil[1], groups);
   if (transposed) {
     auto op = n.getInts("output_padding");
     params += fmt::format(", {}, {}", op[0], op[1]);
   }
-  const int64_t pixels = batch * y[y.rank() - 2].size * y[y.rank() - 1].size;
+  const int64_t pixels = c.pixels();
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
   kk.source = fmt::format("// Kiln {}: {} * {} -> {}.\n{}"

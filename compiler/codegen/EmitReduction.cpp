@@ -1,7 +1,7 @@
 //===- EmitReduction.cpp - Reductions with prologue and epilogue ----------===//
 #include "codegen/Emitters.h"
 
-#include "ops/Families.h"
+#include "schedule/Scheduler.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -58,18 +58,11 @@ llvm::Expected<EmittedKernel> emitReduction(const FusionGroup &g,
                                             const Schedule &s) {
   const Node &r = *g.anchor;
   const Shape &x = r.operand(0)->shape();
-  llvm::Expected<llvm::SmallVector<int64_t, 4>> red = reducedDims(r);
-  if (!red)
-    return red.takeError();
-  llvm::SmallVector<int64_t, 4> kept;
-  for (size_t d = 0; d < x.rank(); ++d)
-    if (!llvm::is_contained(*red, static_cast<int64_t>(d)))
-      kept.push_back(static_cast<int64_t>(d));
-  int64_t numOut = 1, len = 1;
-  for (int64_t d : kept)
-    numOut *= x[d].size;
-  for (int64_t d : *red)
-    len *= x[d].size;
+  llvm::Expected<ReductionShape> rs = reductionShape(r);
+  if (!rs)
+    return rs.takeError();
+  const llvm::SmallVector<int64_t, 4> &red = rs->reduced, &kept = rs->kept;
+  const int64_t numOut = rs->outputs, len = rs->length;
   const bool warpPerOutput = s.get("warpPerOutput");
 
   ParamList pl = tensorParams(g);
@@ -107,9 +100,9 @@ llvm::Expected<EmittedKernel> emitReduction(const FusionGroup &g,
       "{}  }};\n"
       "  kiln::reduce<kiln::ReduceOp::{}, {}ll, {}ll, {}>(load, store);\n"
       "}}\n",
-      opName(r.op()).str(), x.str(), fmt::join(*red, ","), numOut, len,
+      opName(r.op()).str(), x.str(), fmt::join(red, ","), numOut, len,
       pl.halfInclude(), s.launch.block, pl.signature(),
-      gatherIndex(x, kept, "o"), gatherIndex(x, *red, "r"), load, in,
+      gatherIndex(x, kept, "o"), gatherIndex(x, red, "r"), load, in,
       roundTo(r.result()->dtype(), "value"), store, reduceOpName(r.op()),
       numOut, len, warpPerOutput ? "true" : "false");
   k.params = pl.params;

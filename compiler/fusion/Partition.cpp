@@ -47,6 +47,14 @@ std::vector<const Node *> FusionGroup::nodes() const {
   return all;
 }
 
+std::string FusionGroup::nodesText() const {
+  std::string s;
+  for (const Node *n : nodes())
+    s += fmt::format("{}{} = {}", s.empty() ? "" : ", ", n->result()->name(),
+                     opName(n->op()).str());
+  return s;
+}
+
 std::string FusionGroup::describe() const {
   static const char *const prefix[] = {"pw", "red", "gn", "gemm", "conv"};
   std::string s = prefix[static_cast<int>(kind)];

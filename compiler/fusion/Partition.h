@@ -86,6 +86,8 @@ struct FusionGroup {
   std::vector<const Node *> nodes() const;
   /// "gn_swish_add": kind then the fused ops, for kernel names.
   std::string describe() const;
+  /// "y = linear, z = group_norm": each node's result and op, for plans.
+  std::string nodesText() const;
 };
 
 struct FusionPlan {

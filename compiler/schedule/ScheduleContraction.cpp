@@ -30,13 +30,26 @@ llvm::Expected<unsigned> gridX(const Node &n, int64_t blocks) {
               opName(n.op()).str(), n.operand(0)->shape().str(), blocks);
 }
 
-/// The tile as schedule parameters.
-void setTile(Schedule &s, const TileShape &t) {
+/// A schedule of `kernel` in tiles `t` over `blocks` blocks (grid.x) and
+/// `gridY` batches or groups.
+llvm::Expected<Schedule> tiledSchedule(const Node &n, GroupKind kind,
+                                       const char *kernel, const TileShape &t,
+                                       int64_t blocks, int64_t gridY) {
+  llvm::Expected<unsigned> grid = gridX(n, blocks);
+  if (!grid)
+    return grid.takeError();
+  Schedule s;
+  s.kind = kind;
+  s.kernel = kernel;
   s.set("bp", t.bp);
   s.set("bq", t.bq);
   s.set("bk", t.bk);
   s.set("tp", t.tp);
   s.set("tq", t.tq);
+  s.launch.grid = *grid;
+  s.launch.gridY = static_cast<unsigned>(gridY);
+  s.launch.block = static_cast<unsigned>(t.threads());
+  return s;
 }
 
 /// `s` with a dim of 1 inserted before its last `fromEnd` dims.
@@ -49,28 +62,19 @@ Shape withUnitDim(const Shape &s, size_t fromEnd) {
 }
 
 llvm::Expected<Schedule> scheduleLinear(const Node &n) {
-  const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape();
-  int64_t m = 1; // the rows: every dim of x but the last
-  for (size_t d = 0; d + 1 < x.rank(); ++d)
-    m *= x[d].size;
-  const int64_t k = w[1].size, nOut = w[0].size;
-  if (m >= (int64_t(1) << 31) || nOut * k >= (int64_t(1) << 31))
+  const LinearShape l = linearShape(n);
+  if (l.m >= (int64_t(1) << 31) || l.n * l.k >= (int64_t(1) << 31))
     return diag(n.loc(),
                 "linear of {} x {} is too large for Kiln's GPU kernel: its "
                 "{} rows and its weight's {} elements must each stay below "
                 "2^31",
-                x.str(), w.str(), m, nOut * k);
-  TileShape t = pickGemmTile(m, nOut, k);
-  llvm::Expected<unsigned> grid = gridX(n, gemmBlocks(m, nOut, t));
-  if (!grid)
-    return grid.takeError();
-  Schedule s;
-  s.kind = GroupKind::Contraction;
-  s.kernel = "gemmNT";
-  setTile(s, t);
-  s.launch.grid = *grid;
-  s.launch.block = static_cast<unsigned>(t.threads());
-  s.reason = fmt::format("FFMA tiles of {}x{}", t.bq, t.bp);
+                n.operand(0)->shape().str(), n.operand(1)->shape().str(), l.m,
+                l.n * l.k);
+  TileShape t = pickGemmTile(l.m, l.n, l.k);
+  llvm::Expected<Schedule> s = tiledSchedule(
+      n, GroupKind::Contraction, "gemmNT", t, gemmBlocks(l.m, l.n, t), 1);
+  if (s)
+    s->reason = fmt::format("FFMA tiles of {}x{}", t.bq, t.bp);
   return s;
 }
 
@@ -79,18 +83,12 @@ llvm::Expected<Schedule> scheduleMatmul(const Node &n) {
   if (!l)
     return l.takeError();
   TileShape t = pickGemmTile(l->m, l->n, l->k);
-  llvm::Expected<unsigned> grid = gridX(n, gemmBlocks(l->m, l->n, t));
-  if (!grid)
-    return grid.takeError();
-  Schedule s;
-  s.kind = GroupKind::Contraction;
-  s.kernel = "gemmNN";
-  setTile(s, t);
-  s.launch.grid = *grid;
-  s.launch.gridY = static_cast<unsigned>(l->batches);
-  s.launch.block = static_cast<unsigned>(t.threads());
-  s.reason =
-      fmt::format("FFMA tiles of {}x{}, {} batch(es)", t.bq, t.bp, l->batches);
+  llvm::Expected<Schedule> s =
+      tiledSchedule(n, GroupKind::Contraction, "gemmNN", t,
+                    gemmBlocks(l->m, l->n, t), l->batches);
+  if (s)
+    s->reason = fmt::format("FFMA tiles of {}x{}, {} batch(es)", t.bq, t.bp,
+                            l->batches);
   return s;
 }
 
@@ -170,17 +168,12 @@ llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                                              const TargetInfo &) {
   const Node &n = *g.anchor;
-  const bool transposed = n.op() == OpKind::ConvTranspose2d;
   const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape(),
               &y = n.result()->shape();
-  const int64_t batch = x.rank() == 4 ? x[0].size : 1;
-  const int64_t cin = x[x.rank() - 3].size, h = x[x.rank() - 2].size,
-                wd = x[x.rank() - 1].size;
-  const int64_t groups = n.getInt("groups");
-  const int64_t cout = transposed ? w[1].size * groups : w[0].size;
+  const ConvShape c = convShape(n);
+  const int64_t cin = c.cin, h = c.h, wd = c.w, cout = c.cout,
+                groups = c.groups, ho = c.ho, wo = c.wo, pixels = c.pixels();
   auto pad = n.getInts("padding"), dil = n.getInts("dilation");
-  const int64_t ho = y[y.rank() - 2].size, wo = y[y.rank() - 1].size;
-  const int64_t pixels = batch * ho * wo;
   // The template computes in int: the padded input, the dilated kernel and
   // the output pixels must fit.
   int64_t largest = std::max(pixels, w.numElements());
@@ -202,19 +195,35 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                      "{} groups are more than Kiln's GPU kernel takes (65535)",
                      groups);
   TileShape t = pickConvTile(pixels, cout / groups);
-  llvm::Expected<unsigned> grid =
-      gridX(n, convBlocks(pixels, cout / groups, t));
-  if (!grid)
-    return grid.takeError();
-  Schedule s;
-  s.kind = GroupKind::Convolution;
-  s.kernel = transposed ? "convTranspose2d" : "conv2d";
-  setTile(s, t);
-  s.launch.grid = *grid;
-  s.launch.gridY = static_cast<unsigned>(groups);
-  s.launch.block = static_cast<unsigned>(t.threads());
-  s.reason = fmt::format("implicit GEMM, FFMA tiles of {}x{}", t.bp, t.bq);
+  llvm::Expected<Schedule> s = tiledSchedule(
+      n, GroupKind::Convolution,
+      n.op() == OpKind::ConvTranspose2d ? "convTranspose2d" : "conv2d", t,
+      convBlocks(pixels, cout / groups, t), groups);
+  if (s)
+    s->reason = fmt::format("implicit GEMM, FFMA tiles of {}x{}", t.bp, t.bq);
   return s;
+}
+
+LinearShape linearShape(const Node &n) {
+  const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape();
+  LinearShape l{1, w[1].size, w[0].size};
+  for (size_t d = 0; d + 1 < x.rank(); ++d)
+    l.m *= x[d].size;
+  return l;
+}
+
+ConvShape convShape(const Node &n) {
+  const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape(),
+              &y = n.result()->shape();
+  const int64_t groups = n.getInt("groups");
+  return {x.rank() == 4 ? x[0].size : 1,
+          x[x.rank() - 3].size,
+          x[x.rank() - 2].size,
+          x[x.rank() - 1].size,
+          n.op() == OpKind::ConvTranspose2d ? w[1].size * groups : w[0].size,
+          groups,
+          y[y.rank() - 2].size,
+          y[y.rank() - 1].size};
 }
 
 } // namespace kiln

@@ -36,26 +36,37 @@ llvm::Expected<Schedule> schedulePointwise(const FusionGroup &g,
 // per output.
 llvm::Expected<Schedule> scheduleReduction(const FusionGroup &g,
                                            const TargetInfo &t) {
-  const Node &r = *g.anchor;
-  const Shape &x = r.operand(0)->shape();
-  llvm::Expected<llvm::SmallVector<int64_t, 4>> red = reducedDims(r);
-  if (!red)
-    return red.takeError();
-  int64_t numOut = 1, len = 1;
-  for (size_t d = 0; d < x.rank(); ++d)
-    (llvm::is_contained(*red, static_cast<int64_t>(d)) ? len : numOut) *=
-        x[d].size;
-  const bool warpPerOutput = x.rank() > 0 &&
-                             llvm::is_contained(*red, int64_t(x.rank() - 1)) &&
-                             len >= 32;
+  const Shape &x = g.anchor->operand(0)->shape();
+  llvm::Expected<ReductionShape> rs = reductionShape(*g.anchor);
+  if (!rs)
+    return rs.takeError();
+  const bool warpPerOutput =
+      x.rank() > 0 && llvm::is_contained(rs->reduced, int64_t(x.rank() - 1)) &&
+      rs->length >= 32;
   Schedule s;
   s.kind = GroupKind::Reduction;
   s.kernel = "reduce";
   s.set("warpPerOutput", warpPerOutput);
   s.launch.block = kReduceThreads;
   s.launch.grid = gridFor(
-      numOut, warpPerOutput ? kReduceThreads / 32 : kReduceThreads, 16, t);
+      rs->outputs, warpPerOutput ? kReduceThreads / 32 : kReduceThreads, 16, t);
   s.reason = warpPerOutput ? "a warp per output" : "a thread per output";
+  return s;
+}
+
+llvm::Expected<ReductionShape> reductionShape(const Node &r) {
+  const Shape &x = r.operand(0)->shape();
+  llvm::Expected<llvm::SmallVector<int64_t, 4>> red = reducedDims(r);
+  if (!red)
+    return red.takeError();
+  ReductionShape s{*red, {}, 1, 1};
+  for (size_t d = 0; d < x.rank(); ++d)
+    if (!llvm::is_contained(s.reduced, static_cast<int64_t>(d)))
+      s.kept.push_back(static_cast<int64_t>(d));
+  for (int64_t d : s.kept)
+    s.outputs *= x[d].size;
+  for (int64_t d : s.reduced)
+    s.length *= x[d].size;
   return s;
 }
 

@@ -17,6 +17,7 @@
 #include "schedule/Schedule.h"
 #include "schedule/Target.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
 #include <vector>
@@ -49,6 +50,28 @@ struct GnShape {
   int64_t n, c, groups, hw, slice, slices;
 };
 GnShape gnShape(const FusionGroup &g);
+
+/// A reduction's input dims: those it reduces and those it keeps, and how
+/// many outputs of how many elements each.
+struct ReductionShape {
+  llvm::SmallVector<int64_t, 4> reduced, kept;
+  int64_t outputs, length;
+};
+llvm::Expected<ReductionShape> reductionShape(const Node &reduction);
+
+/// A linear as the GEMM it is: [m, k] x [n, k]^T, m every dim of x but the
+/// last.
+struct LinearShape {
+  int64_t m, k, n;
+};
+LinearShape linearShape(const Node &linear);
+
+/// A conv2d or conv_transpose2d's sizes, an unbatched input as a batch of 1.
+struct ConvShape {
+  int64_t batch, cin, h, w, cout, groups, ho, wo;
+  int64_t pixels() const { return batch * ho * wo; }
+};
+ConvShape convShape(const Node &conv);
 
 /// A matmul in the 2-D forms the kernel multiplies (a 1-D operand is a
 /// matrix of one row or one column, as in PyTorch), with its output batch
