@@ -16,6 +16,7 @@
 #include "Specialize.h"
 #include "codegen/Kernel.h"
 #include "fusion/Partition.h"
+#include "schedule/Precision.h"
 #include "schedule/Schedule.h"
 
 #include <functional>
@@ -27,6 +28,8 @@ namespace kiln {
 struct PipelineOptions {
   /// The GPU the kernels are scheduled for.
   TargetInfo target;
+  /// How f32 contractions are computed.
+  MatmulPrecision precision = MatmulPrecision::Highest;
   /// Stop after specialising (kiln check, the reference evaluator).
   bool specializeOnly = false;
   /// Print each stage's result and time to stderr.

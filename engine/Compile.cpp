@@ -51,6 +51,8 @@ rt::CompileRequest compileRequest(const EmittedKernel &k,
   req.fileName = k.name + ".cu";
   req.headers = templateHeaders();
   req.arch = arch;
+  if (k.archSpecific && !llvm::StringRef(arch).endswith("a"))
+    req.arch += "a"; // sm_90 -> sm_90a: wgmma
   // Part of the cache key like every option.
   req.options.assign(extraOptions.begin(), extraOptions.end());
   return req;
@@ -104,6 +106,7 @@ Executable::compile(const Graph &g,
   po.printIR = opts.printIR;
   po.printSource = opts.printSource;
   po.adjustSchedule = opts.adjustSchedule;
+  po.precision = opts.matmulPrecision;
   llvm::Expected<CompiledGraph> cg = runPipeline(g, *bindings, po);
   if (!cg)
     return cg.takeError();

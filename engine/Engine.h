@@ -20,6 +20,7 @@
 
 #include "codegen/Kernel.h"
 #include "fusion/Partition.h"
+#include "schedule/Precision.h"
 #include "schedule/Schedule.h"
 
 #include "Device.h"
@@ -48,6 +49,9 @@ struct CompileOptions {
   /// Print each pipeline stage's result and time, and every kernel's
   /// source, to stderr.
   bool printIR = false, printSource = false;
+  /// How f32 linear and matmul are computed (schedule/Precision.h); the
+  /// kernels differ, so each precision has its own cache entries.
+  MatmulPrecision matmulPrecision = MatmulPrecision::Highest;
   /// Extra NVRTC options, for experiments; part of the cache key.
   std::vector<std::string> nvrtcOptions;
   /// PipelineOptions::adjustSchedule: change a group's schedule before it

@@ -108,6 +108,7 @@ llvm::Expected<EmittedKernel> emitKernel(const FusionGroup &g,
   k->block = s.launch.block;
   k->sharedBytes = s.launch.sharedBytes;
   k->cooperative = s.launch.cooperative;
+  k->archSpecific = s.archSpecific;
   k->strategy = s.reason;
   uint64_t h = llvm::xxHash64(k->source);
   k->name = fmt::format("{}_{:06x}", g.describe(), h & 0xffffff);

@@ -9,6 +9,8 @@
 
 #include "schedule/Scheduler.h"
 
+#include "kiln/tiling.cuh"
+
 #include <fmt/format.h>
 
 namespace kiln {
@@ -19,13 +21,28 @@ static std::string kernelHead(const ParamList &pl, const char *include) {
                      include, pl.signature());
 }
 
-static EmittedKernel emitLinear(const FusionGroup &g) {
+static EmittedKernel emitLinear(const FusionGroup &g, const Schedule &s) {
   const Node &n = *g.anchor;
   const Value *bias = n.operand(2);
   const LinearShape l = linearShape(n);
   const int64_t m = l.m, k = l.k, nOut = l.n;
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
+  if (s.kernel == "wgmmaLinear") {
+    kk.source = fmt::format(
+        "// Kiln linear: [{}, {}] x [{}, {}]^T{}, {}.\n#include "
+        "\"kiln/wgmma.cuh\"\n\nextern \"C\" __global__ void "
+        "__launch_bounds__({}, 1)\nKILN_NAME({}) {{\n"
+        "  kiln::wgmmaLinear<kiln::GemmShape<{}, {}, {}>, "
+        "kiln::WgmmaConfig<{}, {}, {}>, {}>({}, {}, {}, {});\n}}\n",
+        m, k, nOut, k, bias ? " + bias" : "", s.reason, kWgmmaThreads,
+        pl.signature(), m, nOut, k, s.get("bn"), s.get("stages"),
+        s.get("passes"), bias ? "true" : "false", pl.of(n.operand(0)),
+        pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", pl.of(n.result()));
+    kk.flops = 2.0 * m * nOut * k;
+    kk.params = pl.params;
+    return kk;
+  }
   kk.source = fmt::format(
       "// Kiln linear: [{}, {}] x [{}, {}]^T{}.\n{}"
       "  kiln::gemmNT<kiln::GemmShape<{}, {}, {}>, {}>({}, {}, {}, {});\n}}\n",
@@ -62,7 +79,7 @@ static llvm::Expected<EmittedKernel> emitMatmul(const FusionGroup &g) {
 llvm::Expected<EmittedKernel> emitContraction(const FusionGroup &g,
                                               const Schedule &s) {
   llvm::Expected<EmittedKernel> k =
-      s.kernel == "gemmNT" ? emitLinear(g) : emitMatmul(g);
+      s.kernel == "gemmNN" ? emitMatmul(g) : emitLinear(g, s);
   if (k)
     k->bytes = groupBytes(g);
   return k;

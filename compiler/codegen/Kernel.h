@@ -35,6 +35,8 @@ struct EmittedKernel {
   unsigned gridY = 1;       // batches (matmul) or groups (convolutions)
   unsigned sharedBytes = 0; // dynamic shared memory
   bool cooperative = false;
+  /// Compiled for the target's "a" arch (Schedule::archSpecific).
+  bool archSpecific = false;
   std::vector<KernelParam> params;
   /// The fewest bytes the kernel must move (each input read once, each
   /// output written once) and its floating-point work, for plan and bench.

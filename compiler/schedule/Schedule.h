@@ -43,6 +43,10 @@ struct Schedule {
   /// The template's parameters, in the order they print.
   llvm::SmallVector<ScheduleParam, 8> params;
   LaunchShape launch;
+  /// The template uses arch-specific features (wgmma): the kernel is
+  /// compiled for the target's "a" arch (sm_90a), which runs on that arch
+  /// only.
+  bool archSpecific = false;
   /// Why, in words, for `kiln plan`: "3 team(s) of 88 block(s) per slice".
   std::string reason;
 

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace kiln {
 
@@ -61,7 +62,46 @@ Shape withUnitDim(const Shape &s, size_t fromEnd) {
   return Shape::fromSizes(sizes);
 }
 
-llvm::Expected<Schedule> scheduleLinear(const Node &n) {
+/// 3xTF32 is used from this K up: measured at least as accurate as cuBLAS
+/// SGEMM there (docs/precision.md); below it FFMA is, and costs little.
+constexpr int64_t kMin3xTf32K = 256;
+
+/// linear on Hopper's tensor cores (kiln/wgmma.cuh), when the shape and the
+/// precision allow it; nullopt otherwise.
+std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
+                                      MatmulPrecision precision) {
+  const bool accurate = precision == MatmulPrecision::Highest;
+  // 16-byte rows for cp.async; K = 0 is the FFMA kernel's (bias only).
+  if (!t.hasWgmma() || l.k == 0 || l.k % 4 != 0 ||
+      (accurate && l.k < kMin3xTf32K))
+    return std::nullopt;
+  const int passes = accurate ? 3 : 1;
+  // 3xTF32 keeps three accumulators: 128 columns. TF32 takes 256 where the
+  // output is that wide (less shared-memory traffic per product).
+  const int bn = accurate || l.n <= 128 ? 128 : 256;
+  const int stages = accurate ? 3 : bn == 256 ? 4 : 6;
+  const int shared = wgmmaSharedBytes(bn, stages, passes);
+  const long long blocks = wgmmaBlocks(l.m, l.n, bn);
+  if (shared > t.maxSharedPerBlock || blocks >= (int64_t(1) << 31))
+    return std::nullopt;
+  Schedule s;
+  s.kind = GroupKind::Contraction;
+  s.kernel = "wgmmaLinear";
+  s.set("bn", bn);
+  s.set("stages", stages);
+  s.set("passes", passes);
+  s.launch.grid = static_cast<unsigned>(blocks);
+  s.launch.block = kWgmmaThreads;
+  s.launch.sharedBytes = static_cast<unsigned>(shared);
+  s.archSpecific = true;
+  s.reason = fmt::format("{} tensor cores (wgmma), tiles of {}x{}, {} stages",
+                         accurate ? "3xTF32 (fp32-accurate)" : "TF32", kWgmmaBM,
+                         bn, stages);
+  return s;
+}
+
+llvm::Expected<Schedule> scheduleLinear(const Node &n, const TargetInfo &tg,
+                                        MatmulPrecision precision) {
   const LinearShape l = linearShape(n);
   if (l.m >= (int64_t(1) << 31) || l.n * l.k >= (int64_t(1) << 31))
     return diag(n.loc(),
@@ -70,6 +110,8 @@ llvm::Expected<Schedule> scheduleLinear(const Node &n) {
                 "2^31",
                 n.operand(0)->shape().str(), n.operand(1)->shape().str(), l.m,
                 l.n * l.k);
+  if (std::optional<Schedule> s = wgmmaSchedule(l, tg, precision))
+    return std::move(*s);
   TileShape t = pickGemmTile(l.m, l.n, l.k);
   llvm::Expected<Schedule> s = tiledSchedule(
       n, GroupKind::Contraction, "gemmNT", t, gemmBlocks(l.m, l.n, t), 1);
@@ -160,9 +202,11 @@ llvm::Expected<MatmulLayout> matmulLayout(const Node &n) {
 }
 
 llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
-                                             const TargetInfo &) {
-  return g.anchor->op() == OpKind::Linear ? scheduleLinear(*g.anchor)
-                                          : scheduleMatmul(*g.anchor);
+                                             const TargetInfo &t,
+                                             MatmulPrecision precision) {
+  return g.anchor->op() == OpKind::Linear
+             ? scheduleLinear(*g.anchor, t, precision)
+             : scheduleMatmul(*g.anchor);
 }
 
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,

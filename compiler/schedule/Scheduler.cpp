@@ -48,7 +48,8 @@ static llvm::Error checkDTypes(const FusionGroup &g) {
 }
 
 llvm::Expected<Schedule> scheduleGroup(const FusionGroup &g,
-                                       const TargetInfo &t) {
+                                       const TargetInfo &t,
+                                       MatmulPrecision precision) {
   if (llvm::Error e = checkDTypes(g))
     return e;
   switch (g.kind) {
@@ -59,7 +60,7 @@ llvm::Expected<Schedule> scheduleGroup(const FusionGroup &g,
   case GroupKind::GroupNorm:
     return scheduleGroupNorm(g, t);
   case GroupKind::Contraction:
-    return scheduleContraction(g, t);
+    return scheduleContraction(g, t, precision);
   case GroupKind::Convolution:
     return scheduleConvolution(g, t);
   }

@@ -14,6 +14,7 @@
 #ifndef KILN_SCHEDULE_SCHEDULER_H
 #define KILN_SCHEDULE_SCHEDULER_H
 
+#include "schedule/Precision.h"
 #include "schedule/Schedule.h"
 #include "schedule/Target.h"
 
@@ -24,8 +25,10 @@
 
 namespace kiln {
 
-llvm::Expected<Schedule> scheduleGroup(const FusionGroup &g,
-                                       const TargetInfo &t);
+/// `precision` picks how f32 contractions run (the other kinds ignore it).
+llvm::Expected<Schedule>
+scheduleGroup(const FusionGroup &g, const TargetInfo &t,
+              MatmulPrecision precision = MatmulPrecision::Highest);
 
 llvm::Expected<Schedule> schedulePointwise(const FusionGroup &g,
                                            const TargetInfo &t);
@@ -34,7 +37,8 @@ llvm::Expected<Schedule> scheduleReduction(const FusionGroup &g,
 llvm::Expected<Schedule> scheduleGroupNorm(const FusionGroup &g,
                                            const TargetInfo &t);
 llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
-                                             const TargetInfo &t);
+                                             const TargetInfo &t,
+                                             MatmulPrecision precision);
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                                              const TargetInfo &t);
 

@@ -15,6 +15,9 @@ struct TargetInfo {
   int maxSharedPerSM = 228 * 1024;
   int maxThreadsPerSM = 2048; // resident threads per SM (1536 on sm_86/89)
   int l2Bytes = 50 * 1024 * 1024;
+
+  /// Hopper (sm_90, sm_90a): kernels may use wgmma, compiled for sm_90a.
+  bool hasWgmma() const { return arch == "sm_90" || arch == "sm_90a"; }
 };
 
 /// A typical part of each architecture: sm_90 is an H100/H200 (132 SMs),

@@ -65,6 +65,31 @@ KILN_HOST_DEVICE constexpr TileShape pickGemmTile(long long m, long long n,
   return gemmBlocks(m, n, kGemmLarge) >= 132 ? kGemmLarge : kGemmSmall;
 }
 
+// --- linear on Hopper tensor cores (wgmma.cuh) ------------------------------
+// Launch: block (kWgmmaThreads, 1, 1); grid (wgmmaBlocks(M, N, bn), 1, 1);
+// dynamic shared memory wgmmaSharedBytes(bn, stages, passes).
+
+inline constexpr int kWgmmaThreads = 384; // a producer, two consumers
+inline constexpr int kWgmmaBM = 128, kWgmmaBK = 32;
+inline constexpr int kWgmmaAlign = 1024; // the 128-byte swizzle's period
+/// 3xTF32 adds the tensor cores' partial sums into fp32 every this many of K
+/// (every slice): measured, every 128 leaves 1e-6 relative error, every 32
+/// 2.5e-7 (cuBLAS SGEMM: 1.2e-6 at K = 8192), and is no slower.
+inline constexpr int kWgmmaPromoteK = 32;
+
+KILN_HOST_DEVICE constexpr long long wgmmaBlocks(long long m, long long n,
+                                                 int bn) {
+  return ceilDiv(m, kWgmmaBM) * ceilDiv(n, bn);
+}
+
+/// The ring of `stages` slots (x's and w's K slices, and their small parts
+/// for 3xTF32), plus slack to align it.
+KILN_HOST_DEVICE constexpr int wgmmaSharedBytes(int bn, int stages,
+                                                int passes) {
+  return stages * (kWgmmaBM + bn) * kWgmmaBK * 4 * (passes == 3 ? 2 : 1) +
+         kWgmmaAlign;
+}
+
 // --- conv (conv.cuh) -------------------------------------------------------
 // Launch: block (threads(), 1, 1); grid (convBlocks(P, Cout / groups, t),
 // groups, 1) with P = N * Ho * Wo output pixels.

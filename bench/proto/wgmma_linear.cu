@@ -1,0 +1,172 @@
+// Prototype check of kiln/wgmma.cuh (linear on Hopper tensor cores): each
+// variant against a float64 reference (relative L2 error, outputs poisoned
+// first), cuBLAS SGEMM and TF32 on the same data, and the time of each
+// (CUDA events, median of runs).
+//   nvcc -O3 -arch=sm_90a -std=c++17 -I templates -I bench/proto \
+//        bench/proto/wgmma_linear.cu -lcublas -o wgmma_linear
+#include "kiln/wgmma.cuh"
+#include "proto_util.cuh"
+
+#include <cmath>
+#include <cublas_v2.h>
+
+template <int M, int N, int K, int BN, int S, int P>
+__global__ void __launch_bounds__(384, 1)
+    linearKernel(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaLinear<kiln::GemmShape<M, N, K>,
+                    kiln::WgmmaConfig<BN, S, P>, true>(x, w, b, y);
+}
+
+/// y[m][n] in float64 for rows m % rowStep == 0.
+__global__ void referenceRows(const float *x, const float *w, const float *b,
+                              double *y, int M, int N, int K, int rowStep) {
+  const int n = blockIdx.x * blockDim.x + threadIdx.x;
+  const int m = blockIdx.y * rowStep;
+  if (n >= N || m >= M)
+    return;
+  double s = b[n];
+  for (int k = 0; k < K; ++k)
+    s += double(x[i64(m) * K + k]) * double(w[i64(n) * K + k]);
+  y[i64(blockIdx.y) * N + n] = s;
+}
+
+static double relError(const float *y, const double *ref, int M, int N,
+                       int rowStep) {
+  const int rows = (M + rowStep - 1) / rowStep;
+  std::vector<float> hy(size_t(M) * N);
+  std::vector<double> hr(size_t(rows) * N);
+  CK(cudaMemcpy(hy.data(), y, hy.size() * 4, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hr.data(), ref, hr.size() * 8, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (int r = 0; r < rows; ++r)
+    for (int n = 0; n < N; ++n) {
+      const double d = hy[size_t(r) * rowStep * N + n] - hr[size_t(r) * N + n];
+      num += d * d;
+      den += hr[size_t(r) * N + n] * hr[size_t(r) * N + n];
+    }
+  return std::isfinite(num) ? std::sqrt(num / den) : INFINITY;
+}
+
+__global__ void broadcastRows(const float *b, float *y, int M, int N) {
+  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < i64(M) * N;
+       i += (i64)gridDim.x * blockDim.x)
+    y[i] = b[i % N];
+}
+
+__global__ void fillNormal(float *p, i64 n, unsigned seed) {
+  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n;
+       i += (i64)gridDim.x * blockDim.x) {
+    unsigned h1 = (unsigned)i * 2654435761u ^ seed, h2 = h1 * 2246822519u + 7;
+    h1 ^= h1 >> 15, h1 *= 3266489917u, h1 ^= h1 >> 13;
+    h2 ^= h2 >> 16, h2 *= 2654435761u, h2 ^= h2 >> 15;
+    const float u1 = ((h1 >> 8) + 1) * (1.0f / 16777217.0f),
+                u2 = (h2 >> 8) * (1.0f / 16777216.0f);
+    p[i] = sqrtf(-2.f * logf(u1)) * cosf(6.2831853f * u2);
+  }
+}
+
+template <int M, int N, int K, int BN, int S, int P>
+void runCase(const char *dist, bool timeIt) {
+  float *x, *w, *b, *y, *yc;
+  double *ref;
+  const int rowStep = M >= 4096 ? 64 : M >= 512 ? 8 : 1;
+  const int rows = (M + rowStep - 1) / rowStep;
+  CK(cudaMalloc(&x, i64(M) * K * 4));
+  CK(cudaMalloc(&w, i64(N) * K * 4));
+  CK(cudaMalloc(&b, N * 4));
+  CK(cudaMalloc(&y, i64(M) * N * 4));
+  CK(cudaMalloc(&yc, i64(M) * N * 4));
+  CK(cudaMalloc(&ref, i64(rows) * N * 8));
+  if (dist[0] == 'n') {
+    fillNormal<<<1024, 256>>>(x, i64(M) * K, 1);
+    fillNormal<<<1024, 256>>>(w, i64(N) * K, 2);
+  } else {
+    fillRandom<<<1024, 256>>>(x, i64(M) * K, 1, 0.f);
+    fillRandom<<<1024, 256>>>(w, i64(N) * K, 2, 0.f);
+  }
+  fillRandom<<<64, 256>>>(b, N, 3, -0.5f);
+  referenceRows<<<dim3((N + 255) / 256, rows), 256>>>(x, w, b, ref, M, N, K,
+                                                      rowStep);
+  auto kernel = linearKernel<M, N, K, BN, S, P>;
+  const int smem = kiln::wgmmaSharedBytes(BN, S, P);
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          smem));
+  const dim3 grid(kiln::wgmmaBlocks(M, N, BN));
+  CK(cudaMemset(y, 0xff, i64(M) * N * 4)); // NaN poison
+  kernel<<<grid, 384, smem>>>(x, w, b, y);
+  CK(cudaDeviceSynchronize());
+  const double err = relError(y, ref, M, N, rowStep);
+
+  cublasHandle_t h;
+  cublasCreate(&h);
+  const float one = 1.f, zero = 0.f;
+  auto cublasRun = [&](cublasMath_t mode) {
+    cublasSetMathMode(h, mode);
+    // y = x w^T + b: bias first, then beta = 1.
+    broadcastRows<<<1024, 256>>>(b, yc, M, N);
+    const float beta = 1.f;
+    cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, K, x, K, &beta,
+                yc, N);
+  };
+  cublasRun(CUBLAS_DEFAULT_MATH);
+  CK(cudaDeviceSynchronize());
+  const double errS = relError(yc, ref, M, N, rowStep);
+  cublasRun(CUBLAS_TF32_TENSOR_OP_MATH);
+  CK(cudaDeviceSynchronize());
+  const double errT = relError(yc, ref, M, N, rowStep);
+  std::printf("%-6s M=%-6d N=%-6d K=%-6d BN=%d S=%d %s: err "
+              "%.2e (SGEMM %.2e, "
+              "TF32 %.2e)",
+              dist, M, N, K, BN, S, P == 3 ? "3xTF32" : "TF32  ",
+              err, errS, errT);
+  if (timeIt) {
+    Timer t;
+    const double flop = 2.0 * M * N * K;
+    const double ms =
+        t.median([&] { kernel<<<grid, 384, smem>>>(x, w, b, y); }, 5, 30);
+    cublasSetMathMode(h, P == 3 ? CUBLAS_DEFAULT_MATH
+                                : CUBLAS_TF32_TENSOR_OP_MATH);
+    const double msc = t.median(
+        [&] {
+          cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, K, x, K,
+                      &zero, yc, N);
+        },
+        5, 30);
+    std::printf("  | %.3f ms %.0f TFLOP/s; cuBLAS %s %.3f ms %.0f TFLOP/s", ms,
+                flop / ms / 1e9, P == 3 ? "SGEMM" : "TF32", msc,
+                flop / msc / 1e9);
+  }
+  std::printf("\n");
+  cublasDestroy(h);
+  CK(cudaFree(x));
+  CK(cudaFree(w));
+  CK(cudaFree(b));
+  CK(cudaFree(y));
+  CK(cudaFree(yc));
+  CK(cudaFree(ref));
+}
+
+int main() {
+  // Odd shapes: every edge of the tile, K not a multiple of 32, K = 4.
+  runCase<1, 7, 4, 128, 4, 1>("rand", false);
+  runCase<333, 517, 260, 128, 6, 1>("randn", false);
+  runCase<333, 517, 260, 128, 3, 3>("randn", false);
+  runCase<129, 257, 36, 256, 4, 1>("rand", false);
+  runCase<129, 257, 36, 128, 3, 3>("rand", false);
+  runCase<1000, 1000, 1004, 128, 3, 3>("rand", false);
+  // 3xTF32's accuracy against SGEMM's over K.
+  runCase<1024, 1024, 128, 128, 3, 3>("rand", false);
+  runCase<1024, 1024, 256, 128, 3, 3>("rand", false);
+  runCase<1024, 1024, 256, 128, 3, 3>("randn", false);
+  runCase<1024, 1024, 1024, 128, 3, 3>("rand", false);
+  runCase<1024, 1024, 16384, 128, 3, 3>("rand", false);
+  runCase<1024, 1024, 16384, 128, 3, 3>("randn", false);
+  // The flagship shapes and 8192^3, timed.
+  runCase<1024, 8192, 8192, 256, 4, 1>("rand", true);
+  runCase<1024, 8192, 8192, 128, 3, 3>("rand", true);
+  runCase<32768, 4096, 1024, 256, 4, 1>("rand", true);
+  runCase<32768, 4096, 1024, 128, 3, 3>("rand", true);
+  runCase<8192, 8192, 8192, 256, 4, 1>("randn", true);
+  runCase<8192, 8192, 8192, 128, 3, 3>("randn", true);
+  return 0;
+}

@@ -1,0 +1,460 @@
+//===- wgmma.cuh - linear on Hopper tensor cores (wgmma) -------*- CUDA -*-===//
+//
+// linear (F.linear) on sm_90a tensor cores, f32 storage:
+//   wgmmaLinear<GemmShape<M, N, K>, WgmmaConfig<BN, Stages, Passes>, HasBias>(
+//       x, w, bias, y, epi)
+//   y[m][n] = epi(sum_k x[m][k] * w[n][k] + bias[n], m, n)
+// Passes 1: TF32 products (Kiln's `high`). Passes 3: error-compensated
+// 3xTF32 (`highest`): each operand is split in shared memory into
+// big = tf32(v) and small = tf32(v - big), both rounded to nearest; the
+// tensor cores' big*big products of each 32-wide K slice are added into an
+// fp32 total (kWgmmaPromoteK), and small*big + big*small accumulate beside
+// them, so the result is as accurate as an fp32 SGEMM (docs/precision.md
+// has the figures). Passes 1 reads x and w as they are: the tensor cores
+// use the top 19 bits of each (TF32, truncated).
+//
+// One block owns a 128 x BN tile of y and has three warpgroups (384
+// threads). Warpgroup 0 is the producer: it copies 32-wide K slices of x and
+// w into a ring of `Stages` shared-memory buffers with cp.async (16 bytes a
+// thread, zero-filled outside the operands), 128-byte swizzled as wgmma
+// expects, splits them (Passes 3), and signals each full buffer on an
+// mbarrier. Warpgroups 1 and 2 are consumers: each multiplies 64 rows of
+// the tile with wgmma.mma_async m64nBNk8 (both operands K-major in shared
+// memory, as linear's are) and frees the buffer on another mbarrier.
+// The producer keeps Stages - 2 slices in flight ahead of the consumers.
+//
+// Launch: block 384 (kWgmmaThreads), grid (wgmmaBlocks(M, N, BN)), dynamic
+// shared memory wgmmaSharedBytes(BN, Stages, Passes) (over 48 KiB: the
+// host raises the kernel's limit). Declare the kernel with
+// __launch_bounds__(384, 1) (setmaxnreg needs it). Requires K % 4 == 0 (16
+// byte rows) and 16-byte aligned x and w; M, N and K need not divide the
+// tile. Compiles to nothing on other arches (the scheduler never picks it
+// there).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_WGMMA_CUH
+#define KILN_WGMMA_CUH
+
+#include "kiln/contraction.cuh"
+#include "kiln/gemm.cuh"
+
+namespace kiln {
+
+template <int BN_, int Stages_, int Passes_> struct WgmmaConfig {
+  static constexpr int BM = kWgmmaBM, BN = BN_, BK = kWgmmaBK;
+  static constexpr int kStages = Stages_, kPasses = Passes_;
+  static constexpr int kLag = Stages_ - 2; // slices the producer runs ahead
+  static_assert(BN == 128 || BN == 256, "wgmma n");
+  static_assert(Stages_ >= 3, "the ring needs a slice in flight");
+  static_assert(Passes_ == 1 || Passes_ == 3, "TF32 or 3xTF32");
+  static_assert(Passes_ == 1 || BN <= 128, "3xTF32 keeps two accumulators");
+  static constexpr int kABytes = BM * BK * 4, kBBytes = BN * BK * 4;
+  /// One ring slot: x's and w's slices, then (3xTF32) their small parts.
+  static constexpr int kStageBytes =
+      (kABytes + kBBytes) * (Passes_ == 3 ? 2 : 1);
+  static_assert(wgmmaSharedBytes(BN_, Stages_, Passes_) ==
+                    kStageBytes * Stages_ + kWgmmaAlign,
+                "host and device agree on shared memory");
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 &&                          \
+    defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define KILN_HAS_WGMMA 1
+
+namespace wg {
+
+__device__ __forceinline__ unsigned smem(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void barrierInit(u64 *b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(b)),
+               "r"(count)
+               : "memory");
+}
+
+__device__ __forceinline__ void barrierArrive(u64 *b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(b))
+               : "memory");
+}
+
+/// Waits until phase `parity` of barrier b has completed.
+__device__ __forceinline__ void barrierWait(u64 *b, unsigned parity) {
+  unsigned done;
+  do {
+    asm volatile("{\n.reg .pred p;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(smem(b)), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+
+/// 16 bytes from global src to shared dst; zeros when !valid.
+__device__ __forceinline__ void copy16(unsigned dst, const void *src,
+                                       bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst),
+               "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+
+__device__ __forceinline__ void copyCommit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/// Waits until at most N of this thread's copy groups are pending.
+template <int N> __device__ __forceinline__ void copyWait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+/// Makes this thread's shared-memory writes visible to wgmma (the async
+/// proxy).
+__device__ __forceinline__ void fenceAsyncProxy() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+__device__ __forceinline__ float roundTf32(float v) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+  return __uint_as_float(r);
+}
+
+/// A K-major operand tile in shared memory at `addr` (1024-byte aligned
+/// rows of 128 bytes, 128-byte swizzle): 8-row groups 1024 bytes apart.
+__device__ __forceinline__ u64 descriptor(unsigned addr) {
+  return static_cast<u64>((addr & 0x3FFFF) >> 4) | (u64(1) << 16) |
+         (u64(1024 >> 4) << 32) | (u64(1) << 62);
+}
+
+__device__ __forceinline__ void mmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void mmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void mmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+/// Keeps the compiler from moving accesses of `r` across a wgmma fence or
+/// wait.
+template <int R> __device__ __forceinline__ void pin(float (&r)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+    asm volatile("" : "+f"(r[i])::"memory");
+}
+
+/// d[64] (+)= A * B, m64n128k8 TF32 from shared memory.
+__device__ __forceinline__ void wgmmaTf32N128(float (&d)[64], u64 descA,
+                                              u64 descB, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+      "%30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+      "%46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+      "%62, %63"
+      "}, %64, %65, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
+        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
+        "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),
+        "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+        "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),
+        "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(descA), "l"(descB), "r"(accumulate));
+}
+
+/// d[128] (+)= A * B, m64n256k8 TF32 from shared memory.
+__device__ __forceinline__ void wgmmaTf32N256(float (&d)[128], u64 descA,
+                                              u64 descB, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+      "%30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+      "%46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+      "%62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "
+      "%78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, "
+      "%94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
+      "%108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, "
+      "%124, %125, %126, %127"
+      "}, %128, %129, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
+        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
+        "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),
+        "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+        "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),
+        "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
+        "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]),
+        "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]),
+        "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]),
+        "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
+        "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]),
+        "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]),
+        "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]),
+        "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),
+        "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
+        "+f"(d[126]), "+f"(d[127])
+      : "l"(descA), "l"(descB), "r"(accumulate));
+}
+
+template <int BN> struct Mma;
+template <> struct Mma<128> {
+  static __device__ __forceinline__ void run(float (&d)[64], u64 a, u64 b,
+                                             int acc) {
+    wgmmaTf32N128(d, a, b, acc);
+  }
+};
+template <> struct Mma<256> {
+  static __device__ __forceinline__ void run(float (&d)[128], u64 a, u64 b,
+                                             int acc) {
+    wgmmaTf32N256(d, a, b, acc);
+  }
+};
+
+/// The producer warpgroup: fills the ring with K slices of x (rows m0...)
+/// and w (rows n0...), splits them (Passes 3), and marks them full.
+template <class Shape, class Cfg>
+__device__ __forceinline__ void
+produce(const float *__restrict__ x, const float *__restrict__ w,
+        unsigned char *ring, u64 *full, u64 *empty, int m0, int n0) {
+  constexpr int M = Shape::M, N = Shape::N, K = Shape::K;
+  constexpr int S = Cfg::kStages, Lag = Cfg::kLag;
+  constexpr int T = (K + Cfg::BK - 1) / Cfg::BK;
+  constexpr int RowsA = Cfg::BM / 16, RowsB = Cfg::BN / 16;
+  const int p = threadIdx.x;
+  const int chunk = p % 8, row0 = p / 8; // rows row0 + 16 i
+  // 16-byte chunk `chunk` of a row lies at chunk ^ (row % 8) in the row.
+  const unsigned inRow =
+      static_cast<unsigned>(row0 * 128 + ((chunk ^ (row0 % 8)) << 4));
+  const float *xs = x + static_cast<i64>(m0 + row0) * K + chunk * 4;
+  const float *ws = w + static_cast<i64>(n0 + row0) * K + chunk * 4;
+  const unsigned base = smem(ring);
+  for (int t = 0; t < T + Lag; ++t) {
+    if (t < T) {
+      const int s = t % S;
+      if (t >= S)
+        barrierWait(&empty[s], (t / S - 1) & 1);
+      const unsigned a = base + s * Cfg::kStageBytes + inRow;
+      const unsigned b = a + Cfg::kABytes;
+      const int k = t * Cfg::BK;
+      const bool kIn = K % Cfg::BK == 0 || k + chunk * 4 < K;
+      // Rows and columns outside the operands are zero-filled and read
+      // nothing (the source pointer then stays inside the operand).
+#pragma unroll
+      for (int i = 0; i < RowsA; ++i) {
+        const bool in = kIn && (M % Cfg::BM == 0 || m0 + row0 + 16 * i < M);
+        copy16(a + i * 2048, in ? xs + static_cast<i64>(16 * i) * K + k : x,
+               in);
+      }
+#pragma unroll
+      for (int i = 0; i < RowsB; ++i) {
+        const bool in = kIn && (N % Cfg::BN == 0 || n0 + row0 + 16 * i < N);
+        copy16(b + i * 2048, in ? ws + static_cast<i64>(16 * i) * K + k : w,
+               in);
+      }
+    }
+    copyCommit(); // empty groups at the end keep the count uniform
+    if (t >= Lag) {
+      const int u = t - Lag, s = u % S;
+      copyWait<Lag>();
+      if constexpr (Cfg::kPasses == 3) {
+        // Split the chunks this thread copied: big in place, small beside.
+        unsigned char *slot = ring + s * Cfg::kStageBytes + inRow;
+#pragma unroll 4
+        for (int i = 0; i < RowsA + RowsB; ++i) {
+          float4 *big = reinterpret_cast<float4 *>(slot + i * 2048);
+          float4 *small = reinterpret_cast<float4 *>(
+              slot + i * 2048 + Cfg::kABytes + Cfg::kBBytes);
+          float4 v = *big, hi, lo;
+          hi.x = roundTf32(v.x), lo.x = roundTf32(v.x - hi.x);
+          hi.y = roundTf32(v.y), lo.y = roundTf32(v.y - hi.y);
+          hi.z = roundTf32(v.z), lo.z = roundTf32(v.z - hi.z);
+          hi.w = roundTf32(v.w), lo.w = roundTf32(v.w - hi.w);
+          *big = hi;
+          *small = lo;
+        }
+      }
+      fenceAsyncProxy();
+      barrierArrive(&full[s]);
+    }
+  }
+}
+
+/// One consumer warpgroup: rows [64 c, 64 c + 64) of the tile. Passes 1:
+/// the sum in acc. Passes 3: acc holds one slice's big*big products, added
+/// into total after each slice (kWgmmaPromoteK); the small products
+/// (small*big + big*small, about 2^-11 of the sum) accumulate over all of K
+/// in `small`, whose rounding is that much smaller; total += small at the
+/// end.
+template <class Shape, class Cfg>
+__device__ __forceinline__ void
+consume(unsigned char *ring, u64 *full, u64 *empty, int c,
+        float (&acc)[Cfg::BN / 2], float (&total)[Cfg::BN / 2],
+        float (&small)[Cfg::BN / 2]) {
+  constexpr int K = Shape::K, S = Cfg::kStages;
+  constexpr int T = (K + Cfg::BK - 1) / Cfg::BK;
+  static_assert(kWgmmaPromoteK == Cfg::BK, "3xTF32 promotes every slice");
+  const bool leader = threadIdx.x % 32 == 0;
+  int held = -1; // Passes 1: the slot still read by the wgmma in flight
+  for (int t = 0; t < T; ++t) {
+    const int s = t % S;
+    barrierWait(&full[s], (t / S) & 1);
+    const unsigned a = smem(ring) + s * Cfg::kStageBytes + c * 64 * 128;
+    const unsigned b = smem(ring) + s * Cfg::kStageBytes + Cfg::kABytes;
+    pin(acc);
+    pin(small);
+    mmaFence();
+#pragma unroll
+    for (int ks = 0; ks < Cfg::BK / 8; ++ks) {
+      // 8 of K are 32 bytes along the swizzled row: 2 in descriptor units.
+      const u64 da = descriptor(a) + 2 * ks, db = descriptor(b) + 2 * ks;
+      if constexpr (Cfg::kPasses == 3) {
+        constexpr unsigned kSmall = Cfg::kABytes + Cfg::kBBytes;
+        Mma<Cfg::BN>::run(small, descriptor(a + kSmall) + 2 * ks, db,
+                          t != 0 || ks != 0);
+        Mma<Cfg::BN>::run(small, da, descriptor(b + kSmall) + 2 * ks, 1);
+        Mma<Cfg::BN>::run(acc, da, db, ks != 0);
+      } else {
+        Mma<Cfg::BN>::run(acc, da, db, t != 0 || ks != 0);
+      }
+    }
+    mmaCommit();
+    if constexpr (Cfg::kPasses == 3) {
+      mmaWait<0>();
+      pin(acc);
+      pin(small);
+      if (leader)
+        barrierArrive(&empty[s]);
+#pragma unroll
+      for (int i = 0; i < Cfg::BN / 2; ++i)
+        total[i] += acc[i];
+    } else {
+      mmaWait<1>(); // the previous slice's products are done
+      if (held >= 0 && leader)
+        barrierArrive(&empty[held]);
+      held = s;
+    }
+  }
+  mmaWait<0>();
+  pin(acc);
+  pin(small);
+  if (held >= 0 && leader)
+    barrierArrive(&empty[held]);
+  if constexpr (Cfg::kPasses == 3) {
+#pragma unroll
+    for (int i = 0; i < Cfg::BN / 2; ++i)
+      acc[i] = total[i] + small[i];
+  }
+}
+
+} // namespace wg
+#endif
+
+template <class Shape, class Cfg, bool HasBias, class Epi = KeepValue>
+__device__ __forceinline__ void
+wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
+            const float *__restrict__ bias, float *__restrict__ y,
+            Epi epi = Epi()) {
+#ifdef KILN_HAS_WGMMA
+  constexpr int M = Shape::M, N = Shape::N, S = Cfg::kStages;
+  static_assert(Shape::K % 4 == 0, "16-byte rows");
+  static_assert(wgmmaBlocks(M, N, Cfg::BN) < (1ll << 31), "grid.x");
+  extern __shared__ unsigned char wgmmaShared[];
+  __shared__ u64 full[S], empty[S];
+  unsigned char *ring = reinterpret_cast<unsigned char *>(
+      (reinterpret_cast<unsigned long long>(wgmmaShared) + kWgmmaAlign - 1) &
+      ~static_cast<unsigned long long>(kWgmmaAlign - 1));
+  // Consecutive blocks take consecutive row tiles of one column tile: the
+  // blocks running at once share w's slices in L2.
+  constexpr int tilesM = (M + Cfg::BM - 1) / Cfg::BM;
+  const int m0 = static_cast<int>(blockIdx.x % tilesM) * Cfg::BM;
+  const int n0 = static_cast<int>(blockIdx.x / tilesM) * Cfg::BN;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      wg::barrierInit(&full[s], 128);
+      wg::barrierInit(&empty[s], 8);
+    }
+  }
+  __syncthreads();
+  const int role = threadIdx.x / 128;
+  if (role == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    wg::produce<Shape, Cfg>(x, w, ring, full, empty, m0, n0);
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+  const int c = role - 1;
+  // Passes 1 never touches total and small: they cost no registers.
+  float acc[Cfg::BN / 2], total[Cfg::BN / 2], small[Cfg::BN / 2];
+#pragma unroll
+  for (int i = 0; i < Cfg::BN / 2; ++i)
+    acc[i] = 0.f, total[i] = 0.f, small[i] = 0.f;
+  wg::consume<Shape, Cfg>(ring, full, empty, c, acc, total, small);
+  // Accumulator i of lane l in warp q: row 16 q + l / 4 + 8 (i / 2 % 2),
+  // column 8 (i / 4) + 2 (l % 4) + i % 2.
+  const int lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int m = m0 + c * 64 + q * 16 + lane / 4 + 8 * h;
+    if (M % Cfg::BM != 0 && m >= M)
+      continue;
+    float *row = y + static_cast<i64>(m) * N;
+#pragma unroll
+    for (int j = 0; j < Cfg::BN / 8; ++j) {
+      const int n = n0 + 8 * j + 2 * (lane % 4);
+      float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+      if (N % Cfg::BN == 0 || n + 1 < N) {
+        v0 = epi(v0 + (HasBias ? bias[n] : 0.f), m, n);
+        v1 = epi(v1 + (HasBias ? bias[n + 1] : 0.f), m, n + 1);
+        if constexpr (N % 2 == 0) {
+          *reinterpret_cast<float2 *>(row + n) = make_float2(v0, v1);
+        } else {
+          row[n] = v0, row[n + 1] = v1;
+        }
+      } else if (n < N) {
+        row[n] = epi(v0 + (HasBias ? bias[n] : 0.f), m, n);
+      }
+    }
+  }
+#else
+  (void)x, (void)w, (void)bias, (void)y, (void)epi;
+  __trap(); // never scheduled off sm_90a
+#endif
+}
+
+} // namespace kiln
+
+#endif
