@@ -120,6 +120,24 @@ __device__ __forceinline__ float roundTf32(float v) {
   return __uint_as_float(r);
 }
 
+/// v = big + small, each element rounded to TF32. Where big is infinite or
+/// NaN (or v rounded up to infinity), it carries v alone: small is 0, not
+/// inf - inf. Tested once per four (small is finite and tiny otherwise):
+/// the producer's time bounds 3xTF32, and a test per element cost 50%.
+__device__ __forceinline__ void split(const float4 &v, float4 &big,
+                                      float4 &small) {
+  big.x = roundTf32(v.x), small.x = roundTf32(v.x - big.x);
+  big.y = roundTf32(v.y), small.y = roundTf32(v.y - big.y);
+  big.z = roundTf32(v.z), small.z = roundTf32(v.z - big.z);
+  big.w = roundTf32(v.w), small.w = roundTf32(v.w - big.w);
+  if (!isfinite(small.x + small.y + small.z + small.w)) {
+    small.x = isfinite(big.x) ? small.x : 0.f;
+    small.y = isfinite(big.y) ? small.y : 0.f;
+    small.z = isfinite(big.z) ? small.z : 0.f;
+    small.w = isfinite(big.w) ? small.w : 0.f;
+  }
+}
+
 /// A K-major operand tile in shared memory at `addr` (1024-byte aligned
 /// rows of 128 bytes, 128-byte swizzle): 8-row groups 1024 bytes apart.
 __device__ __forceinline__ u64 descriptor(unsigned addr) {
@@ -259,6 +277,10 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
   // 16-byte chunk `chunk` of a row lies at chunk ^ (row % 8) in the row.
   const unsigned inRow =
       static_cast<unsigned>(row0 * 128 + ((chunk ^ (row0 % 8)) << 4));
+  // This thread's rows of x and w inside the operands: rows row0 + 16 i for
+  // i < rowsA (rowsB): one count each, not a predicate per row.
+  const int rowsA = M % Cfg::BM == 0 ? RowsA : (M - m0 - row0 + 15) / 16;
+  const int rowsB = N % Cfg::BN == 0 ? RowsB : (N - n0 - row0 + 15) / 16;
   const float *xs = x + static_cast<i64>(m0 + row0) * K + chunk * 4;
   const float *ws = w + static_cast<i64>(n0 + row0) * K + chunk * 4;
   const unsigned base = smem(ring);
@@ -275,13 +297,13 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
       // nothing (the source pointer then stays inside the operand).
 #pragma unroll
       for (int i = 0; i < RowsA; ++i) {
-        const bool in = kIn && (M % Cfg::BM == 0 || m0 + row0 + 16 * i < M);
+        const bool in = kIn && i < rowsA;
         copy16(a + i * 2048, in ? xs + static_cast<i64>(16 * i) * K + k : x,
                in);
       }
 #pragma unroll
       for (int i = 0; i < RowsB; ++i) {
-        const bool in = kIn && (N % Cfg::BN == 0 || n0 + row0 + 16 * i < N);
+        const bool in = kIn && i < rowsB;
         copy16(b + i * 2048, in ? ws + static_cast<i64>(16 * i) * K + k : w,
                in);
       }
@@ -293,16 +315,13 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
       if constexpr (Cfg::kPasses == 3) {
         // Split the chunks this thread copied: big in place, small beside.
         unsigned char *slot = ring + s * Cfg::kStageBytes + inRow;
-#pragma unroll 4
+#pragma unroll 8
         for (int i = 0; i < RowsA + RowsB; ++i) {
           float4 *big = reinterpret_cast<float4 *>(slot + i * 2048);
           float4 *small = reinterpret_cast<float4 *>(
               slot + i * 2048 + Cfg::kABytes + Cfg::kBBytes);
-          float4 v = *big, hi, lo;
-          hi.x = roundTf32(v.x), lo.x = roundTf32(v.x - hi.x);
-          hi.y = roundTf32(v.y), lo.y = roundTf32(v.y - hi.y);
-          hi.z = roundTf32(v.z), lo.z = roundTf32(v.z - hi.z);
-          hi.w = roundTf32(v.w), lo.w = roundTf32(v.w - hi.w);
+          float4 hi, lo;
+          split(*big, hi, lo);
           *big = hi;
           *small = lo;
         }
@@ -411,11 +430,15 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
   __syncthreads();
   const int role = threadIdx.x / 128;
   if (role == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    // Registers: 72 for the producer, 208 for each consumer (3xTF32 keeps
+    // 192 accumulators); 128 * 72 + 256 * 208 fits the SM's 64 Ki. ptxas
+    // allocates each role within its count: with 40 for the producer it
+    // spilled where N does not divide the tile.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
     wg::produce<Shape, Cfg>(x, w, ring, full, empty, m0, n0);
     return;
   }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
   const int c = role - 1;
   // Passes 1 never touches total and small: they cost no registers.
   float acc[Cfg::BN / 2], total[Cfg::BN / 2], small[Cfg::BN / 2];
@@ -425,28 +448,34 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
   wg::consume<Shape, Cfg>(ring, full, empty, c, acc, total, small);
   // Accumulator i of lane l in warp q: row 16 q + l / 4 + 8 (i / 2 % 2),
   // column 8 (i / 4) + 2 (l % 4) + i % 2.
+  // Column pairs outer, so each bias pair is loaded once for both rows.
   const int lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
+  const int mTop = m0 + c * 64 + q * 16 + lane / 4;
+  float *top = y + static_cast<i64>(mTop) * N;
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int m = m0 + c * 64 + q * 16 + lane / 4 + 8 * h;
-    if (M % Cfg::BM != 0 && m >= M)
-      continue;
-    float *row = y + static_cast<i64>(m) * N;
+  for (int j = 0; j < Cfg::BN / 8; ++j) {
+    const int n = n0 + 8 * j + 2 * (lane % 4);
+    if (N % Cfg::BN != 0 && n >= N)
+      break; // later pairs lie further right
+    const bool pair = N % Cfg::BN == 0 || n + 1 < N;
+    const float b0 = HasBias ? bias[n] : 0.f;
+    const float b1 = HasBias && pair ? bias[n + 1] : 0.f;
 #pragma unroll
-    for (int j = 0; j < Cfg::BN / 8; ++j) {
-      const int n = n0 + 8 * j + 2 * (lane % 4);
-      float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-      if (N % Cfg::BN == 0 || n + 1 < N) {
-        v0 = epi(v0 + (HasBias ? bias[n] : 0.f), m, n);
-        v1 = epi(v1 + (HasBias ? bias[n + 1] : 0.f), m, n + 1);
-        if constexpr (N % 2 == 0) {
-          *reinterpret_cast<float2 *>(row + n) = make_float2(v0, v1);
-        } else {
-          row[n] = v0, row[n + 1] = v1;
-        }
-      } else if (n < N) {
-        row[n] = epi(v0 + (HasBias ? bias[n] : 0.f), m, n);
+    for (int h = 0; h < 2; ++h) {
+      const int m = mTop + 8 * h;
+      if (M % Cfg::BM != 0 && m >= M)
+        break;
+      float *p = top + static_cast<i64>(8 * h) * N + n;
+      const float v0 = epi(acc[4 * j + 2 * h] + b0, m, n);
+      if (!pair) {
+        *p = v0;
+        continue;
       }
+      const float v1 = epi(acc[4 * j + 2 * h + 1] + b1, m, n + 1);
+      if constexpr (N % 2 == 0)
+        *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+      else
+        p[0] = v0, p[1] = v1;
     }
   }
 #else

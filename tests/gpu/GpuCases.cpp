@@ -534,6 +534,83 @@ std::vector<Case> cases() {
                 "graph m(x: f32[M, K], y: f32[K, N]) {\n"
                 "  out = matmul(x, y)\n  return out\n}\n",
                 {{5, 0}, {0, 3}}});
+  // linear on every kernel that runs it: on an H100/H200, wgmma in 3xTF32
+  // (highest, K >= 256) or TF32 (high), FFMA otherwise (K % 4 != 0,
+  // highest with K < 256, other GPUs). Odd sizes cross every tile edge;
+  // K of 260 and more wrap the shared-memory ring.
+  auto linear = [](const std::string &x, int64_t n, int64_t k,
+                   const std::string &tail = "  return y\n") {
+    return fmt::format("graph lin(x: f32[{}]) {{\n"
+                       "  param w: f32[{}, {}] = uniform(-1, 1, seed=1)\n"
+                       "  param b: f32[{}] = uniform(-1, 1, seed=2)\n"
+                       "  y = linear(x, w, b)\n{}}}\n",
+                       x, n, k, n, tail);
+  };
+  const MatmulPrecision high = MatmulPrecision::High;
+  // TF32 keeps 10 bits of each operand (truncated): about 1e-3 of the sum.
+  const double tf32Tol = 3e-3;
+  cs.push_back({"linear_odd", linear("M, 260", 517, 260), {{333, 260}}});
+  cs.push_back({"linear_odd_high",
+                linear("M, 260", 517, 260),
+                {{333, 260}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back(
+      {"linear_k4_high", linear("M, 4", 9, 4), {{7, 4}}, 0, 0, tf32Tol, high});
+  cs.push_back({"linear_k36_ffma", linear("M, 36", 257, 36), {{129, 36}}});
+  cs.push_back({"linear_k36_high",
+                linear("M, 36", 257, 36),
+                {{129, 36}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"linear_k_unaligned_high",
+                linear("M, 258", 100, 258),
+                {{65, 258}},
+                0,
+                0,
+                2e-6, // FFMA: K % 4 != 0
+                high});
+  cs.push_back({"linear_wide_tail_high",
+                linear("M, 1024", 300, 1024),
+                {{200, 1024}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back(
+      {"linear_3d_input", linear("B, T, 512", 300, 512), {{3, 50, 512}}});
+  cs.push_back(
+      {"linear_nan", linear("M, 512", 200, 512), {{64, 512}}, 0, 0.002});
+  cs.push_back({"linear_nan_high",
+                linear("M, 512", 200, 512),
+                {{64, 512}},
+                0,
+                0.002,
+                tf32Tol,
+                high});
+  // Inputs near 1000: 3xTF32's small parts carry what TF32 drops.
+  cs.push_back(
+      {"linear_offset", linear("M, 768", 136, 768), {{130, 768}}, 1000});
+  cs.push_back({"linear_gn_l2_62_like",
+                linear("M, 1024", 1024, 1024,
+                       "  g = group_norm(y, groups=64)\n"
+                       "  l = leaky_relu(g)\n  out = add(l, l)\n"
+                       "  return out\n"),
+                {{33, 1024}}});
+  cs.push_back({"linear_gn_l2_62_like_high",
+                linear("M, 1024", 1024, 1024,
+                       "  g = group_norm(y, groups=64)\n"
+                       "  l = leaky_relu(g)\n  out = add(l, l)\n"
+                       "  return out\n"),
+                {{33, 1024}},
+                0,
+                0,
+                tf32Tol,
+                high});
   return cs;
 }
 

@@ -8,6 +8,8 @@
 #ifndef KILN_TESTS_GPU_GPUCASES_H
 #define KILN_TESTS_GPU_GPUCASES_H
 
+#include "schedule/Precision.h"
+
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -23,6 +25,7 @@ struct Case {
   double offset = 0;  // added to every input element
   double nanRate = 0; // fraction of input elements set to NaN
   double tol = 2e-6;  // on ||gpu - ref|| / ||ref||
+  MatmulPrecision precision = MatmulPrecision::Highest;
 };
 
 /// Every case of the GPU suite.

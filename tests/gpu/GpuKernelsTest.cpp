@@ -102,6 +102,7 @@ TEST_P(GpuKernels, MatchesReference) {
   };
   std::vector<HostTensor> inputs = fresh();
   CompileOptions opts;
+  opts.matmulPrecision = c.precision;
   auto s = prepareGpu(**g, inputs, nullptr, "", opts);
   ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
   rt::Device &dev = *s->exe->device();

@@ -34,9 +34,12 @@ const std::pair<const char *, int64_t> kExamples[] = {
 /// "CASE ARCH INDEX NAME HASH" for each kernel of `g` at `shapes`.
 void hashLines(const std::string &name, const Graph &g,
                const std::vector<llvm::SmallVector<int64_t, 6>> &shapes,
-               std::string &out) {
+               std::string &out,
+               MatmulPrecision precision = MatmulPrecision::Highest) {
   for (const char *arch : {"sm_90", "sm_80"}) {
-    auto exe = Executable::compile(g, shapes, offlineOptions(true, arch));
+    CompileOptions opts = offlineOptions(true, arch);
+    opts.matmulPrecision = precision;
+    auto exe = Executable::compile(g, shapes, opts);
     if (!exe) {
       // A case the target refuses (a located error) is part of the record.
       out += fmt::format("{} {} error {:016x}\n", name, arch,
@@ -58,7 +61,7 @@ TEST(KernelSources, MatchTheirRecordedHashes) {
     std::vector<llvm::SmallVector<int64_t, 6>> shapes;
     for (const std::vector<int64_t> &s : c.shapes)
       shapes.emplace_back(s.begin(), s.end());
-    hashLines(c.name, **g, shapes, text);
+    hashLines(c.name, **g, shapes, text, c.precision);
   }
   for (const auto &[file, n] : kExamples) {
     auto g =

@@ -153,6 +153,93 @@ KERNEL(conv_transpose2d_odd, kiln::ConvAuto<T2>::type)(const float *x,
 }
 )";
 
+// linear on Hopper tensor cores, in each precision, as the emitter writes it.
+const char *const kWgmmaSource = R"(
+#include "kiln/wgmma.cuh"
+#define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
+
+using kiln::GemmShape;
+using kiln::WgmmaConfig;
+using Odd = GemmShape<129, 257, 36>;       // every tile edge
+using L2_62 = GemmShape<1024, 8192, 8192>; // and L2_75
+using L2_37 = GemmShape<32768, 4096, 1024>;
+using Tiny = GemmShape<7, 9, 4>;
+
+KERNEL(tf32_odd)(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaLinear<Odd, WgmmaConfig<256, 4, 1>, true>(x, w, b, y);
+}
+KERNEL(tf32_odd_narrow)(const float *x, const float *w, float *y) {
+  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 6, 1>, false>(x, w, nullptr, y);
+}
+KERNEL(tf32x3_odd)(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 3, 3>, true>(x, w, b, y);
+}
+KERNEL(tf32_l2_62)(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaLinear<L2_62, WgmmaConfig<256, 4, 1>, true>(x, w, b, y);
+}
+KERNEL(tf32x3_l2_62)(const float *x, const float *w, const float *b,
+                     float *y) {
+  kiln::wgmmaLinear<L2_62, WgmmaConfig<128, 3, 3>, true>(x, w, b, y);
+}
+KERNEL(tf32x3_l2_37)(const float *x, const float *w, const float *b,
+                     float *y) {
+  kiln::wgmmaLinear<L2_37, WgmmaConfig<128, 3, 3>, true>(x, w, b, y);
+}
+KERNEL(tf32_tiny)(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaLinear<Tiny, WgmmaConfig<128, 6, 1>, true>(x, w, b, y);
+}
+)";
+
+/// The PTX NVRTC makes of `source` for `arch` ("" when it fails).
+std::string ptxOf(const std::string &source, const std::string &arch) {
+  std::vector<const char *> names, texts;
+  for (const kiln::EmbeddedFile &f : kiln::embeddedTemplates()) {
+    names.push_back(f.name);
+    texts.push_back(f.text.data());
+  }
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, source.c_str(), "ptx.cu",
+                         static_cast<int>(names.size()), texts.data(),
+                         names.data()) != NVRTC_SUCCESS)
+    return "";
+  const std::string archOption = "--gpu-architecture=compute_" + arch.substr(3);
+  const char *options[] = {archOption.c_str(), "-std=c++17"};
+  std::string ptx;
+  if (nvrtcCompileProgram(prog, 2, options) == NVRTC_SUCCESS) {
+    size_t size = 0;
+    nvrtcGetPTXSize(prog, &size);
+    ptx.resize(size);
+    nvrtcGetPTX(prog, ptx.data());
+  }
+  nvrtcDestroyProgram(&prog);
+  return ptx;
+}
+
+// On sm_90a each variant compiles without spills into wgmma that ptxas
+// keeps asynchronous (it warns when it must serialise them).
+TEST(WgmmaCompile, EveryVariantUsesTensorCoresOnSm90a) {
+  Compiled c = compile(kWgmmaSource, "sm_90a", "wgmma_test.cu");
+  ASSERT_TRUE(c.ok) << c.log;
+  EXPECT_EQ(spills(c.log), "") << c.log;
+  EXPECT_EQ(c.log.find("serializ"), std::string::npos) << c.log;
+  const std::string ptx = ptxOf(kWgmmaSource, "sm_90a");
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos); // 3xTF32 split
+}
+
+// Elsewhere the template compiles (the scheduler never picks it there).
+TEST(WgmmaCompile, CompilesToATrapOffSm90a) {
+  for (const char *arch : {"sm_90", "sm_80"}) {
+    Compiled c = compile(kWgmmaSource, arch, "wgmma_test.cu");
+    ASSERT_TRUE(c.ok) << arch << ":\n" << c.log;
+    EXPECT_EQ(ptxOf(kWgmmaSource, arch).find("wgmma"), std::string::npos)
+        << arch;
+  }
+}
+
 class ContractionCompile : public testing::TestWithParam<std::string> {};
 
 TEST_P(ContractionCompile, Gemm) {
