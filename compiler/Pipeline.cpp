@@ -101,7 +101,11 @@ llvm::Expected<CompiledGraph> runPipeline(const Graph &g,
   // 4. Fusion groups, each one kernel, in an order that respects every
   //    data dependency (needs static shapes).
   StageLog partition("partition", opts.printIR);
-  out.plan = partitionGraph(*out.graph);
+  PartitionOptions popts;
+  popts.contractionEpilogue = [&](const Node &anchor, const Node *norm) {
+    return contractionTakesEpilogue(anchor, norm, opts.target, opts.precision);
+  };
+  out.plan = partitionGraph(*out.graph, popts);
   partition.done(planText(out.plan));
 
   // 5. A schedule per group for the concrete shapes and the target: the

@@ -7,9 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Emitters.h"
 
+#include "codegen/Expr.h"
+#include "ops/Families.h"
+
 #include "schedule/Scheduler.h"
 
 #include "kiln/tiling.cuh"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <fmt/format.h>
 
@@ -21,6 +26,112 @@ static std::string kernelHead(const ParamList &pl, const char *include) {
                      include, pl.signature());
 }
 
+/// linear on Hopper's tensor cores with its fused epilogue: `pre` runs the
+/// elementwise nodes after the linear on pairs of columns (one column where
+/// N is odd) and stores the group's outputs among them; with a group_norm,
+/// the template normalises in registers and `post` applies the affine, runs
+/// the nodes after it and stores.
+static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
+  const Node &n = *g.anchor;
+  const Value *bias = n.operand(2), *y = n.result();
+  const LinearShape l = linearShape(n);
+  ParamList pl = tensorParams(g);
+  auto param = [&](const Value *v) { return pl.of(v); };
+  const Shape &domain = y->shape();
+  const int vec = l.n % 2 == 0 ? 2 : 1;
+  // 32-bit unsigned index arithmetic where every index fits (cheaper
+  // divisions for broadcast operands, as the GroupNorm kernels do).
+  const std::string idxT =
+      l.m * l.n < (int64_t(1) << 31) ? "unsigned" : "kiln::i64";
+  auto isOutput = [&](const Value *v) {
+    return llvm::is_contained(g.outputs, v);
+  };
+  std::string functions;
+  // pre: y -> the epilogue -> (the group_norm's input in v).
+  std::string pre = fmt::format("    const {} ii = i;\n    (void)ii;\n", idxT);
+  ExprEmitter pe(domain, vec, "ii", param);
+  pe.bind(y, "v");
+  llvm::SmallVector<const Value *, 4> live;
+  for (const Node *e : g.epilogue)
+    if (isOutput(e->result()) || (g.norm && g.norm->operand(0) == e->result()))
+      live.push_back(e->result());
+  pe.emitNodes(g.epilogue, live, "epilogue", pre, functions);
+  if (isOutput(y))
+    pe.store(y, pl.of(y), pre);
+  for (const Node *e : g.epilogue)
+    if (isOutput(e->result()))
+      pe.store(e->result(), pl.of(e->result()), pre);
+  std::string post = "    (void)ii;\n";
+  int64_t groupCols = 0;
+  float eps = 0.f;
+  if (g.norm) {
+    const Node &gn = *g.norm;
+    const Value *x = gn.operand(0), *gamma = gn.operand(1),
+                *beta = gn.operand(2);
+    if (x != y) {
+      std::string a = pe.get(x, pre);
+      pre += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
+                         "v[l] = {}[l];\n",
+                         vec, a);
+    }
+    groupCols = s.get("groupCols");
+    eps = static_cast<float>(gn.getFloat("eps"));
+    post = fmt::format("    const {} ii = i;\n    (void)ii;\n", idxT);
+    std::string expr = "v[l]";
+    auto affine = [&](const Value *p, const char *var) {
+      if (!p)
+        return;
+      post += fmt::format("    float {}[{}];\n    kiln::loadVec<{}>({} + ii % "
+                          "{}, {});\n",
+                          var, vec, vec, pl.of(p), l.n, var);
+    };
+    affine(gamma, "gw");
+    affine(beta, "gb");
+    if (gamma)
+      expr += " * gw[l]";
+    if (beta)
+      expr += " + gb[l]";
+    post += fmt::format("    float gy[{}]; // {} = group_norm\n#pragma unroll\n"
+                        "    for (int l = 0; l < {}; ++l) gy[l] = {};\n",
+                        vec, gn.result()->name(), vec, expr);
+    ExprEmitter po(domain, vec, "ii", param);
+    po.bind(gn.result(), "gy");
+    llvm::SmallVector<const Value *, 4> postLive;
+    for (const Node *e : g.normEpilogue)
+      if (isOutput(e->result()))
+        postLive.push_back(e->result());
+    po.emitNodes(g.normEpilogue, postLive, "normEpilogue", post, functions);
+    if (isOutput(gn.result()))
+      po.store(gn.result(), pl.of(gn.result()), post);
+    for (const Node *e : g.normEpilogue)
+      if (isOutput(e->result()))
+        po.store(e->result(), pl.of(e->result()), post);
+  }
+  EmittedKernel kk;
+  kk.source = fmt::format(
+      "// Kiln linear: [{}, {}] x [{}, {}]^T{}, {}.\n#include "
+      "\"kiln/ops.cuh\"\n#include \"kiln/wgmma.cuh\"\n\n{}"
+      "extern \"C\" __global__ void __launch_bounds__({}, 1)\n"
+      "KILN_NAME({}) {{\n"
+      "  auto pre = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
+      "  auto post = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
+      "  kiln::wgmmaLinear<kiln::GemmShape<{}, {}, {}>, "
+      "kiln::WgmmaConfig<{}, {}, {}>, {}, kiln::WgmmaEpilogue<{}, {}>>(\n"
+      "      {}, {}, {}, pre, post, {});\n}}\n",
+      l.m, l.k, l.n, l.k, bias ? " + bias" : "", s.reason, functions,
+      kWgmmaThreads, pl.signature(), vec, pre, vec,
+      g.norm ? post : "    (void)i, (void)v;\n", l.m, l.n, l.k, s.get("bn"),
+      s.get("stages"), s.get("passes"), bias ? "true" : "false", vec, groupCols,
+      pl.of(n.operand(0)), pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr",
+      cudaFloat(eps));
+  kk.flops = 2.0 * l.m * l.n * l.k +
+             static_cast<double>(domain.numElements()) *
+                 (g.epilogue.size() + g.normEpilogue.size() + (g.norm ? 8 : 0));
+  kk.params = pl.params;
+  kk.bytes = groupBytes(g);
+  return kk;
+}
+
 static EmittedKernel emitLinear(const FusionGroup &g, const Schedule &s) {
   const Node &n = *g.anchor;
   const Value *bias = n.operand(2);
@@ -28,21 +139,8 @@ static EmittedKernel emitLinear(const FusionGroup &g, const Schedule &s) {
   const int64_t m = l.m, k = l.k, nOut = l.n;
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
-  if (s.kernel == "wgmmaLinear") {
-    kk.source = fmt::format(
-        "// Kiln linear: [{}, {}] x [{}, {}]^T{}, {}.\n#include "
-        "\"kiln/wgmma.cuh\"\n\nextern \"C\" __global__ void "
-        "__launch_bounds__({}, 1)\nKILN_NAME({}) {{\n"
-        "  kiln::wgmmaLinear<kiln::GemmShape<{}, {}, {}>, "
-        "kiln::WgmmaConfig<{}, {}, {}>, {}>({}, {}, {}, {});\n}}\n",
-        m, k, nOut, k, bias ? " + bias" : "", s.reason, kWgmmaThreads,
-        pl.signature(), m, nOut, k, s.get("bn"), s.get("stages"),
-        s.get("passes"), bias ? "true" : "false", pl.of(n.operand(0)),
-        pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", pl.of(n.result()));
-    kk.flops = 2.0 * m * nOut * k;
-    kk.params = pl.params;
-    return kk;
-  }
+  if (s.kernel == "wgmmaLinear")
+    return emitWgmmaLinear(g, s);
   kk.source = fmt::format(
       "// Kiln linear: [{}, {}] x [{}, {}]^T{}.\n{}"
       "  kiln::gemmNT<kiln::GemmShape<{}, {}, {}>, {}>({}, {}, {}, {});\n}}\n",

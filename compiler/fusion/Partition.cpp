@@ -41,6 +41,9 @@ std::vector<const Node *> FusionGroup::nodes() const {
   if (anchor)
     all.push_back(anchor);
   all.insert(all.end(), epilogue.begin(), epilogue.end());
+  if (norm)
+    all.push_back(norm);
+  all.insert(all.end(), normEpilogue.begin(), normEpilogue.end());
   if (tail)
     all.push_back(tail);
   all.insert(all.end(), tailEpilogue.begin(), tailEpilogue.end());
@@ -73,6 +76,10 @@ std::string FusionGroup::describe() const {
   for (const auto *ns : {&prologue, &epilogue})
     for (const Node *n : *ns)
       add(n);
+  if (norm)
+    add(norm);
+  for (const Node *n : normEpilogue)
+    add(n);
   if (tail)
     add(tail);
   for (const Node *n : tailEpilogue)
@@ -99,10 +106,20 @@ GroupKind anchorKind(OpKind k) {
   llvm_unreachable("bad family");
 }
 
+/// Whether every tensor node `n` reads and writes is f32 (the contraction
+/// kernels' epilogues compute in f32 and store f32 only).
+bool allF32(const Node &n) {
+  return n.result()->dtype() == DType::F32 &&
+         llvm::all_of(n.operands(), [](const Value *v) {
+           return !v || v->isLiteral() || v->dtype() == DType::F32;
+         });
+}
+
 /// Groups under construction: node positions, merged as fusion proceeds.
 class Partitioner {
 public:
-  explicit Partitioner(const Graph &g) : g_(g), users_(g.users()) {
+  Partitioner(const Graph &g, const PartitionOptions &opts)
+      : g_(g), opts_(opts), users_(g.users()) {
     for (const auto &n : g.nodes())
       index_[n.get()] = static_cast<unsigned>(order_.size()),
       order_.push_back(n.get());
@@ -111,6 +128,7 @@ public:
     groupOf_.assign(order_.size(), -1);
     inEpilogue_.assign(order_.size(), false);
     inTailEpilogue_.assign(order_.size(), false);
+    inNormEpilogue_.assign(order_.size(), false);
   }
 
   FusionPlan run();
@@ -121,6 +139,8 @@ private:
     int anchor = -1;                // node position
     std::vector<unsigned> prologue; // node positions (pointwise: all)
     std::vector<unsigned> epilogue;
+    int norm = -1; // Contraction: see FusionGroup::norm
+    std::vector<unsigned> normEpilogue;
     int tail = -1; // GroupNorm: see FusionGroup::tail
     std::vector<unsigned> tailEpilogue;
     bool alive = true;
@@ -198,6 +218,8 @@ private:
   bool reaches(int from, int to) const;
   void addPointwise(unsigned pos);
   bool tryEpilogue(unsigned pos);
+  bool tryContractionEpilogue(unsigned pos);
+  bool tryNorm(unsigned pos);
   bool tryTail(unsigned pos);
   bool tryTailEpilogue(unsigned pos);
   /// Whether no operand of node `pos` comes from a group (other than gi)
@@ -214,6 +236,7 @@ private:
   FusionGroup finish(int gi) const;
 
   const Graph &g_;
+  const PartitionOptions &opts_;
   std::vector<llvm::SmallVector<Node *, 2>> users_;
   llvm::DenseMap<const Node *, unsigned> index_;
   std::vector<const Node *> order_;
@@ -221,7 +244,7 @@ private:
   std::vector<int> groupOf_;
   // Per node position: whether it is in its group's epilogue or tail
   // epilogue (kept beside the lists so that membership is O(1)).
-  std::vector<bool> inEpilogue_, inTailEpilogue_;
+  std::vector<bool> inEpilogue_, inTailEpilogue_, inNormEpilogue_;
   std::vector<Work> groups_;
 };
 
@@ -241,6 +264,10 @@ llvm::SmallVector<int, 4> Partitioner::deps(int gi) const {
   if (w.anchor >= 0)
     scan(w.anchor);
   for (unsigned p : w.epilogue)
+    scan(p);
+  if (w.norm >= 0)
+    scan(w.norm);
+  for (unsigned p : w.normEpilogue)
     scan(p);
   if (w.tail >= 0)
     scan(w.tail);
@@ -294,6 +321,71 @@ bool Partitioner::tryEpilogue(unsigned pos) {
     return true;
   }
   return false;
+}
+
+/// An elementwise node over a contraction's result shape joins the
+/// contraction's group when its kernel takes an epilogue: before a
+/// group_norm joined, reading the anchor's result or epilogue values (and
+/// values from outside); after, reading the normalised value or the nodes
+/// after it (and values from outside), never the values before the norm.
+bool Partitioner::tryContractionEpilogue(unsigned pos) {
+  const Node *n = order_[pos];
+  for (const Value *v : n->operands()) {
+    int gi = producerGroup(v);
+    if (gi < 0 || groups_[gi].kind != GroupKind::Contraction)
+      continue;
+    Work &w = groups_[gi];
+    const Node &anchor = *order_[w.anchor];
+    if (!opts_.contractionEpilogue ||
+        !opts_.contractionEpilogue(anchor, nullptr))
+      continue;
+    if (n->result()->shape() != anchor.result()->shape() || !allF32(*n))
+      continue;
+    auto afterNorm = [&](const Value *o) {
+      unsigned p = index_.lookup(o->def());
+      return static_cast<int>(p) == w.norm || inNormEpilogue_[p];
+    };
+    // Every operand from the group must come from the current stage.
+    bool ok = llvm::all_of(n->operands(), [&](const Value *o) {
+      if (!o || producerGroup(o) != gi)
+        return true;
+      return w.norm < 0 ? isAnchorOrEpilogue(w, o) : afterNorm(o);
+    });
+    if (!ok || !operandsIndependent(pos, gi) || !fits(gi, pos))
+      continue;
+    if (w.norm < 0) {
+      w.epilogue.push_back(pos);
+      inEpilogue_[pos] = true;
+    } else {
+      w.normEpilogue.push_back(pos);
+      inNormEpilogue_[pos] = true;
+    }
+    join(gi, pos);
+    return true;
+  }
+  return false;
+}
+
+/// A group_norm of a contraction's result or epilogue value joins the
+/// contraction's group when its kernel can normalise in the epilogue.
+bool Partitioner::tryNorm(unsigned pos) {
+  const Node *n = order_[pos];
+  if (n->op() != OpKind::GroupNorm)
+    return false;
+  const Value *x = n->operand(0);
+  int gi = producerGroup(x);
+  if (gi < 0 || groups_[gi].kind != GroupKind::Contraction ||
+      groups_[gi].norm >= 0)
+    return false;
+  Work &w = groups_[gi];
+  if (!isAnchorOrEpilogue(w, x) || !allF32(*n) || !opts_.contractionEpilogue ||
+      !opts_.contractionEpilogue(*order_[w.anchor], n))
+    return false;
+  if (!operandsIndependent(pos, gi) || !fits(gi, pos))
+    return false;
+  w.norm = static_cast<int>(pos);
+  join(gi, pos);
+  return true;
 }
 
 bool Partitioner::operandsIndependent(unsigned pos, int gi) const {
@@ -592,6 +684,10 @@ FusionGroup Partitioner::finish(int gi) const {
     fg.anchor = order_[w.anchor];
   for (unsigned p : w.epilogue)
     fg.epilogue.push_back(order_[p]);
+  if (w.norm >= 0)
+    fg.norm = order_[w.norm];
+  for (unsigned p : w.normEpilogue)
+    fg.normEpilogue.push_back(order_[p]);
   if (w.tail >= 0)
     fg.tail = order_[w.tail];
   for (unsigned p : w.tailEpilogue)
@@ -617,14 +713,15 @@ FusionPlan Partitioner::run() {
   for (unsigned pos = 0; pos < order_.size(); ++pos) {
     const Node *n = order_[pos];
     if (!isElementwise(n->op())) {
-      if (tryTail(pos))
+      if (tryTail(pos) || tryNorm(pos))
         continue;
       int gi = newGroup(anchorKind(n->op()));
       groups_[gi].anchor = static_cast<int>(pos);
       join(gi, pos);
       continue;
     }
-    if (!tryTailEpilogue(pos) && !tryEpilogue(pos))
+    if (!tryTailEpilogue(pos) && !tryEpilogue(pos) &&
+        !tryContractionEpilogue(pos))
       addPointwise(pos);
   }
   fusePrologues();
@@ -642,6 +739,8 @@ FusionPlan Partitioner::run() {
 
 } // namespace
 
-FusionPlan partitionGraph(const Graph &g) { return Partitioner(g).run(); }
+FusionPlan partitionGraph(const Graph &g, const PartitionOptions &opts) {
+  return Partitioner(g, opts).run();
+}
 
 } // namespace kiln

@@ -15,8 +15,13 @@
 //    the batch (L2_75's min over dim 1), and elementwise nodes over one shape
 //    that read the tail's result, other inputs and literals only (L2_75's
 //    broadcast + bias).
-//  - Contraction / Convolution: linear, matmul, conv2d, conv_transpose2d,
-//    alone for now.
+//  - Contraction: linear or matmul. Where its kernel takes a fused epilogue
+//    (PartitionOptions::contractionEpilogue says so: linear on Hopper's
+//    tensor cores), the elementwise nodes over its result shape that follow
+//    it (L2_37's swish and + bias), then a group_norm of their value whose
+//    groups lie in one tile (`norm`), then the elementwise nodes over its
+//    shape that read the normalised values (L2_62's leaky_relu and x + x).
+//  - Convolution: conv2d, conv_transpose2d, alone for now.
 //
 // Bounds (so that NVRTC's time stays about linear in the graph's size): a
 // group reads at most 256 tensors, and its elementwise nodes' compile
@@ -51,6 +56,7 @@
 
 #include "IR/Graph.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -75,6 +81,12 @@ struct FusionGroup {
   const Node *anchor = nullptr;
   /// Elementwise nodes over the anchor's result shape, in order.
   std::vector<const Node *> epilogue;
+  /// Contraction only: a group_norm of the anchor's result or an epilogue
+  /// value, computed in the kernel's epilogue, and the elementwise nodes
+  /// after it over its shape (they read its result, each other and values
+  /// from outside the group).
+  const Node *norm = nullptr;
+  std::vector<const Node *> normEpilogue;
   /// GroupNorm only: a per-sample min/max of the anchor or an epilogue
   /// value, and the elementwise nodes after it (one result shape).
   const Node *tail = nullptr;
@@ -97,7 +109,14 @@ struct FusionPlan {
   std::vector<FusionGroup> empty;
 };
 
-FusionPlan partitionGraph(const Graph &g);
+struct PartitionOptions {
+  /// Whether the kernel of contraction `anchor` runs a fused epilogue of
+  /// elementwise nodes, and, when `norm` is given, that group_norm in it
+  /// too. Unset: contractions stay alone.
+  std::function<bool(const Node &anchor, const Node *norm)> contractionEpilogue;
+};
+
+FusionPlan partitionGraph(const Graph &g, const PartitionOptions &opts = {});
 
 /// Whether op `k` is computed elementwise (the Binary and Unary families).
 bool isElementwise(OpKind k);

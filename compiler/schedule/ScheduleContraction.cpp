@@ -100,8 +100,20 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   return s;
 }
 
-llvm::Expected<Schedule> scheduleLinear(const Node &n, const TargetInfo &tg,
+/// The columns of each group of `norm` when the wgmma epilogue can
+/// normalise them (contractionTakesEpilogue), else 0.
+int64_t epilogueGroupCols(const Node &anchor, const Node &norm) {
+  const Shape &x = norm.operand(0)->shape();
+  if (x.rank() != 2 || x != anchor.result()->shape())
+    return 0;
+  const int64_t cols = x[1].size / norm.getInt("groups");
+  return cols % 8 == 0 && 128 % cols == 0 ? cols : 0;
+}
+
+llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
+                                        const TargetInfo &tg,
                                         MatmulPrecision precision) {
+  const Node &n = *g.anchor;
   const LinearShape l = linearShape(n);
   if (l.m >= (int64_t(1) << 31) || l.n * l.k >= (int64_t(1) << 31))
     return diag(n.loc(),
@@ -110,8 +122,18 @@ llvm::Expected<Schedule> scheduleLinear(const Node &n, const TargetInfo &tg,
                 "2^31",
                 n.operand(0)->shape().str(), n.operand(1)->shape().str(), l.m,
                 l.n * l.k);
-  if (std::optional<Schedule> s = wgmmaSchedule(l, tg, precision))
+  if (std::optional<Schedule> s = wgmmaSchedule(l, tg, precision)) {
+    if (g.norm)
+      s->set("groupCols", epilogueGroupCols(n, *g.norm));
+    if (!g.epilogue.empty() || g.norm)
+      s->reason += fmt::format(", epilogue of {} node(s){}",
+                               g.epilogue.size() + g.normEpilogue.size(),
+                               g.norm ? " and the group_norm" : "");
     return std::move(*s);
+  }
+  if (!g.epilogue.empty() || g.norm)
+    return diag(n.loc(), "internal error: the FFMA linear kernel takes no "
+                         "fused epilogue (the partitioner gave it one)");
   TileShape t = pickGemmTile(l.m, l.n, l.k);
   llvm::Expected<Schedule> s = tiledSchedule(
       n, GroupKind::Contraction, "gemmNT", t, gemmBlocks(l.m, l.n, t), 1);
@@ -204,9 +226,16 @@ llvm::Expected<MatmulLayout> matmulLayout(const Node &n) {
 llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
                                              const TargetInfo &t,
                                              MatmulPrecision precision) {
-  return g.anchor->op() == OpKind::Linear
-             ? scheduleLinear(*g.anchor, t, precision)
-             : scheduleMatmul(*g.anchor);
+  return g.anchor->op() == OpKind::Linear ? scheduleLinear(g, t, precision)
+                                          : scheduleMatmul(*g.anchor);
+}
+
+bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
+                              const TargetInfo &t, MatmulPrecision precision) {
+  if (anchor.op() != OpKind::Linear ||
+      !wgmmaSchedule(linearShape(anchor), t, precision))
+    return false;
+  return !norm || epilogueGroupCols(anchor, *norm) > 0;
 }
 
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,

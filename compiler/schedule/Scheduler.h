@@ -42,6 +42,14 @@ llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                                              const TargetInfo &t);
 
+/// Whether the kernel of contraction `anchor` takes a fused epilogue of
+/// elementwise nodes on target `t` at `precision` (linear on Hopper's
+/// tensor cores), and, when `norm` is given, that group_norm too: its input
+/// is the [M, N] result and each group's N / groups columns lie in a tile
+/// (a multiple of 8 dividing 128). The partitioner asks (PartitionOptions).
+bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
+                              const TargetInfo &t, MatmulPrecision precision);
+
 /// Largest of 8 (when maxVec allows), 4, 2, 1 dividing `n`.
 int vectorWidth(int64_t n, int maxVec = 4);
 /// Blocks for a grid-stride kernel: enough for `items` at `perBlock` each,

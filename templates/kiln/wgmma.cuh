@@ -1,9 +1,10 @@
 //===- wgmma.cuh - linear on Hopper tensor cores (wgmma) -------*- CUDA -*-===//
 //
 // linear (F.linear) on sm_90a tensor cores, f32 storage:
-//   wgmmaLinear<GemmShape<M, N, K>, WgmmaConfig<BN, Stages, Passes>, HasBias>(
-//       x, w, bias, y, epi)
-//   y[m][n] = epi(sum_k x[m][k] * w[n][k] + bias[n], m, n)
+//   wgmmaLinear<GemmShape<M, N, K>, WgmmaConfig<BN, Stages, Passes>, HasBias,
+//               WgmmaEpilogue<Vec, GroupCols>>(x, w, bias, pre, post, eps)
+//   y[m][n] = sum_k x[m][k] * w[n][k] + bias[n], then the epilogue (pre,
+//   a GroupNorm over GroupCols-column groups, post: see WgmmaEpilogue).
 // Passes 1: TF32 products (Kiln's `high`). Passes 3: error-compensated
 // 3xTF32 (`highest`): each operand is split in shared memory into
 // big = tf32(v) and small = tf32(v - big), both rounded to nearest; the
@@ -37,6 +38,7 @@
 
 #include "kiln/contraction.cuh"
 #include "kiln/gemm.cuh"
+#include "kiln/groupnorm.cuh"
 
 namespace kiln {
 
@@ -402,11 +404,162 @@ consume(unsigned char *ring, u64 *full, u64 *empty, int c,
 } // namespace wg
 #endif
 
-template <class Shape, class Cfg, bool HasBias, class Epi = KeepValue>
+/// What follows the products in a wgmmaLinear (the fused epilogue):
+///   pre(ii, v)   v[Vec] = y[ii .. ii + Vec) (bias added, ii = m * N + n):
+///                the elementwise nodes after the linear, storing what the
+///                group writes, and leaving in v what the GroupNorm reads;
+///   GroupNorm    when GroupCols > 0: each row's GroupCols-column groups,
+///                normalised in registers (the groups lie in one tile);
+///   post(ii, v)  v = the normalised values: the affine, the nodes after,
+///                the stores (not called when GroupCols == 0).
+/// Vec is 2 where N is even (pairs of columns), else 1.
+template <int Vec, int GroupCols> struct WgmmaEpilogue {
+  static constexpr int kVec = Vec, kGroupCols = GroupCols;
+};
+
+/// The epilogue that stores y = x w^T (+ bias) and nothing else.
+struct StoreLinear {
+  float *y;
+  template <int Vec>
+  __device__ __forceinline__ void operator()(i64 ii, float (&v)[Vec]) const {
+    storeVec<Vec>(y + ii, v);
+  }
+};
+
+/// Passed as `post` when there is no GroupNorm.
+struct NoPost {
+  template <int Vec>
+  __device__ __forceinline__ void operator()(i64, float (&)[Vec]) const {}
+};
+
+#ifdef KILN_HAS_WGMMA
+namespace wg {
+
+/// The epilogue over one consumer's accumulators (rows mTop + 8 h of the
+/// tile, columns n0 + 8 j + 2 (lane % 4) + e: accumulator 4 j + 2 h + e).
+template <int M, int N, class Cfg, class Epi, bool HasBias, class Pre,
+          class Post>
+__device__ __forceinline__ void
+epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
+         const float *__restrict__ bias, Pre &pre, Post &post, float eps) {
+  constexpr int Vec = Epi::kVec, G = Epi::kGroupCols;
+  static_assert(Vec == 2 ? N % 2 == 0 : Vec == 1, "pairs need an even N");
+  static_assert(G == 0 || (Cfg::BN % G == 0 && G % 8 == 0),
+                "a group lies in the tile, over whole 8-column blocks");
+  const int lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
+  const int mTop = m0 + c * 64 + q * 16 + lane / 4;
+  // The elementwise nodes, pair by pair; bias pairs loaded once for both
+  // rows.
+#pragma unroll
+  for (int j = 0; j < Cfg::BN / 8; ++j) {
+    const int n = n0 + 8 * j + 2 * (lane % 4);
+    if (N % Cfg::BN != 0 && n >= N)
+      continue;
+    const bool pair = N % Cfg::BN == 0 || n + 1 < N;
+    const float b0 = HasBias ? bias[n] : 0.f;
+    const float b1 = HasBias && pair ? bias[n + 1] : 0.f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int m = mTop + 8 * h;
+      if (M % Cfg::BM != 0 && m >= M)
+        continue;
+      float &a0 = acc[4 * j + 2 * h], &a1 = acc[4 * j + 2 * h + 1];
+      const i64 ii = static_cast<i64>(m) * N + n;
+      if constexpr (Vec == 2) {
+        float v[2] = {a0 + b0, a1 + b1};
+        pre(ii, v);
+        a0 = v[0], a1 = v[1];
+      } else {
+        float v[1] = {a0 + b0};
+        pre(ii, v);
+        a0 = v[0];
+        if (pair) {
+          v[0] = a1 + b1;
+          pre(ii + 1, v);
+          a1 = v[0];
+        }
+      }
+    }
+  }
+  if constexpr (G > 0) {
+    // Each group's G columns of a row: G / 4 values in each lane of a quad.
+    // Loops run over j (constant once unrolled) and index the per-group
+    // arrays by j / (G / 8): indices that depend on a group loop's counter
+    // put the accumulators in local memory.
+    constexpr int Groups = Cfg::BN / G, JPerGroup = G / 8;
+    constexpr float invN = 1.0f / G;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float mean[Groups], s1[Groups], s2[Groups];
+#pragma unroll
+      for (int g = 0; g < Groups; ++g)
+        mean[g] = 0.f, s1[g] = 0.f, s2[g] = 0.f;
+#pragma unroll
+      for (int j = 0; j < Cfg::BN / 8; ++j)
+        mean[j / JPerGroup] += acc[4 * j + 2 * h] + acc[4 * j + 2 * h + 1];
+#pragma unroll
+      for (int g = 0; g < Groups; ++g)
+        mean[g] = groupSum<4>(mean[g]) * invN;
+#pragma unroll
+      for (int j = 0; j < Cfg::BN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float d = acc[4 * j + 2 * h + e] - mean[j / JPerGroup];
+          s1[j / JPerGroup] += d;
+          s2[j / JPerGroup] += d * d;
+        }
+      GnStats st[Groups];
+#pragma unroll
+      for (int g = 0; g < Groups; ++g)
+        st[g] = gnFinishFloat(mean[g], groupSum<4>(s1[g]), groupSum<4>(s2[g]),
+                              invN, eps);
+#pragma unroll
+      for (int j = 0; j < Cfg::BN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const GnStats &t = st[j / JPerGroup];
+          float &a = acc[4 * j + 2 * h + e]; // as gnNormalize
+          a = fmaf(a - t.meanHi, t.rstd, t.lowShift);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < Cfg::BN / 8; ++j) {
+      const int n = n0 + 8 * j + 2 * (lane % 4);
+      if (N % Cfg::BN != 0 && n >= N)
+        continue; // a whole group beyond N: its statistics are unused
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int m = mTop + 8 * h;
+        if (M % Cfg::BM != 0 && m >= M)
+          continue;
+        const i64 ii = static_cast<i64>(m) * N + n;
+        if constexpr (Vec == 2) {
+          float v[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};
+          post(ii, v);
+        } else {
+          float v[1] = {acc[4 * j + 2 * h]};
+          post(ii, v);
+          if (n + 1 < N) {
+            v[0] = acc[4 * j + 2 * h + 1];
+            post(ii + 1, v);
+          }
+        }
+      }
+    }
+  }
+}
+
+} // namespace wg
+#endif
+
+/// linear with its fused epilogue (WgmmaEpilogue above). Without an
+/// epilogue: wgmmaLinear<Shape, Cfg, HasBias, WgmmaEpilogue<Vec, 0>>(x, w,
+/// bias, StoreLinear{y}, NoPost{}, 0.f).
+template <class Shape, class Cfg, bool HasBias, class Epi, class Pre,
+          class Post>
 __device__ __forceinline__ void
 wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
-            const float *__restrict__ bias, float *__restrict__ y,
-            Epi epi = Epi()) {
+            const float *__restrict__ bias, Pre pre, Post post, float eps) {
 #ifdef KILN_HAS_WGMMA
   constexpr int M = Shape::M, N = Shape::N, S = Cfg::kStages;
   static_assert(Shape::K % 4 == 0, "16-byte rows");
@@ -446,40 +599,9 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
   for (int i = 0; i < Cfg::BN / 2; ++i)
     acc[i] = 0.f, total[i] = 0.f, small[i] = 0.f;
   wg::consume<Shape, Cfg>(ring, full, empty, c, acc, total, small);
-  // Accumulator i of lane l in warp q: row 16 q + l / 4 + 8 (i / 2 % 2),
-  // column 8 (i / 4) + 2 (l % 4) + i % 2.
-  // Column pairs outer, so each bias pair is loaded once for both rows.
-  const int lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
-  const int mTop = m0 + c * 64 + q * 16 + lane / 4;
-  float *top = y + static_cast<i64>(mTop) * N;
-#pragma unroll
-  for (int j = 0; j < Cfg::BN / 8; ++j) {
-    const int n = n0 + 8 * j + 2 * (lane % 4);
-    if (N % Cfg::BN != 0 && n >= N)
-      break; // later pairs lie further right
-    const bool pair = N % Cfg::BN == 0 || n + 1 < N;
-    const float b0 = HasBias ? bias[n] : 0.f;
-    const float b1 = HasBias && pair ? bias[n + 1] : 0.f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int m = mTop + 8 * h;
-      if (M % Cfg::BM != 0 && m >= M)
-        break;
-      float *p = top + static_cast<i64>(8 * h) * N + n;
-      const float v0 = epi(acc[4 * j + 2 * h] + b0, m, n);
-      if (!pair) {
-        *p = v0;
-        continue;
-      }
-      const float v1 = epi(acc[4 * j + 2 * h + 1] + b1, m, n + 1);
-      if constexpr (N % 2 == 0)
-        *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
-      else
-        p[0] = v0, p[1] = v1;
-    }
-  }
+  wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, m0, n0, c, bias, pre, post, eps);
 #else
-  (void)x, (void)w, (void)bias, (void)y, (void)epi;
+  (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps;
   __trap(); // never scheduled off sm_90a
 #endif
 }

@@ -611,6 +611,53 @@ std::vector<Case> cases() {
                 0,
                 tf32Tol,
                 high});
+  // Fused epilogues of the tensor-core linear: elementwise nodes (with
+  // broadcast operands), a GroupNorm in registers, the nodes after it.
+  const std::string l2_37Gn =
+      linear("M, 512", 1024, 512,
+             "  param bias: f32[1024] = uniform(-1, 1, seed=3)\n"
+             "  param gamma: f32[1024] = uniform(0.5, 1.5, seed=4)\n"
+             "  param beta: f32[1024] = uniform(-1, 1, seed=5)\n"
+             "  s = swish(y)\n  z = add(s, bias)\n"
+             "  out = group_norm(z, gamma, beta, groups=16)\n"
+             "  return out\n");
+  cs.push_back({"linear_epi_l2_37_like", l2_37Gn, {{300, 512}}});
+  cs.push_back({"linear_epi_l2_37_like_high",
+                l2_37Gn,
+                {{300, 512}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  // N = 1000 in groups of 8: the last tile is part full, whole groups.
+  const std::string tailGn =
+      linear("M, 264", 1000, 264,
+             "  g = group_norm(y, groups=125)\n  out = leaky_relu(g, "
+             "negative_slope=0.2)\n  return out\n");
+  cs.push_back({"linear_epi_gn_tail", tailGn, {{77, 264}}});
+  cs.push_back(
+      {"linear_epi_gn_tail_high", tailGn, {{77, 264}}, 0, 0, tf32Tol, high});
+  // Odd N (one column at a time), the linear's result and an epilogue value
+  // both returned, a node reading both.
+  cs.push_back({"linear_epi_outputs_odd",
+                linear("M, 260", 517, 260,
+                       "  r = relu(y)\n  t = mul(r, y)\n  return y, t, r\n"),
+                {{33, 260}}});
+  // A large offset before the GroupNorm (its statistics must not cancel)
+  // and NaN inputs (their rows' groups are NaN).
+  const std::string offsetGn =
+      linear("M, 512", 512, 512,
+             "  z = add(y, 1000.0)\n  out = group_norm(z, groups=32)\n"
+             "  return out\n");
+  cs.push_back({"linear_epi_gn_offset", offsetGn, {{130, 512}}});
+  cs.push_back({"linear_epi_gn_nan", offsetGn, {{130, 512}}, 0, 0.001});
+  // A node after the GroupNorm that reads the value before it: y is stored
+  // for the next kernel.
+  cs.push_back({"linear_epi_gn_residual",
+                linear("M, 256", 256, 256,
+                       "  g = group_norm(y, groups=8)\n  out = add(g, y)\n"
+                       "  return out\n"),
+                {{65, 256}}});
   return cs;
 }
 

@@ -160,33 +160,70 @@ const char *const kWgmmaSource = R"(
 
 using kiln::GemmShape;
 using kiln::WgmmaConfig;
+using kiln::WgmmaEpilogue;
 using Odd = GemmShape<129, 257, 36>;       // every tile edge
 using L2_62 = GemmShape<1024, 8192, 8192>; // and L2_75
 using L2_37 = GemmShape<32768, 4096, 1024>;
 using Tiny = GemmShape<7, 9, 4>;
+using Store = kiln::StoreLinear;
+using kiln::NoPost;
 
 KERNEL(tf32_odd)(const float *x, const float *w, const float *b, float *y) {
-  kiln::wgmmaLinear<Odd, WgmmaConfig<256, 4, 1>, true>(x, w, b, y);
+  kiln::wgmmaLinear<Odd, WgmmaConfig<256, 4, 1>, true, WgmmaEpilogue<1, 0>>(
+      x, w, b, Store{y}, NoPost{}, 0.f);
 }
 KERNEL(tf32_odd_narrow)(const float *x, const float *w, float *y) {
-  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 6, 1>, false>(x, w, nullptr, y);
+  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 6, 1>, false, WgmmaEpilogue<1, 0>>(
+      x, w, nullptr, Store{y}, NoPost{}, 0.f);
 }
 KERNEL(tf32x3_odd)(const float *x, const float *w, const float *b, float *y) {
-  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 3, 3>, true>(x, w, b, y);
+  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 3, 3>, true, WgmmaEpilogue<1, 0>>(
+      x, w, b, Store{y}, NoPost{}, 0.f);
 }
 KERNEL(tf32_l2_62)(const float *x, const float *w, const float *b, float *y) {
-  kiln::wgmmaLinear<L2_62, WgmmaConfig<256, 4, 1>, true>(x, w, b, y);
-}
-KERNEL(tf32x3_l2_62)(const float *x, const float *w, const float *b,
-                     float *y) {
-  kiln::wgmmaLinear<L2_62, WgmmaConfig<128, 3, 3>, true>(x, w, b, y);
-}
-KERNEL(tf32x3_l2_37)(const float *x, const float *w, const float *b,
-                     float *y) {
-  kiln::wgmmaLinear<L2_37, WgmmaConfig<128, 3, 3>, true>(x, w, b, y);
+  kiln::wgmmaLinear<L2_62, WgmmaConfig<256, 4, 1>, true, WgmmaEpilogue<2, 0>>(
+      x, w, b, Store{y}, NoPost{}, 0.f);
 }
 KERNEL(tf32_tiny)(const float *x, const float *w, const float *b, float *y) {
-  kiln::wgmmaLinear<Tiny, WgmmaConfig<128, 6, 1>, true>(x, w, b, y);
+  kiln::wgmmaLinear<Tiny, WgmmaConfig<128, 6, 1>, true, WgmmaEpilogue<1, 0>>(
+      x, w, b, Store{y}, NoPost{}, 0.f);
+}
+// GroupNorm of 16 columns in the epilogue, then leaky_relu and x + x.
+KERNEL(tf32x3_l2_62_gn)(const float *x, const float *w, const float *b,
+                        float *out) {
+  auto pre = [&](kiln::i64, float (&)[2]) {};
+  auto post = [&](kiln::i64 i, float (&v)[2]) {
+    for (int l = 0; l < 2; ++l) {
+      const float t = v[l] > 0.f ? v[l] : v[l] * 0.01f;
+      v[l] = t + t;
+    }
+    kiln::storeVec<2>(out + i, v);
+  };
+  kiln::wgmmaLinear<L2_62, WgmmaConfig<128, 3, 3>, true, WgmmaEpilogue<2, 16>>(
+      x, w, b, pre, post, 1e-5f);
+}
+// swish, + bias, then GroupNorm of 64 columns with gamma and beta.
+KERNEL(tf32_l2_37_gn)(const float *x, const float *w, const float *b,
+                      const float *bias, const float *gamma,
+                      const float *beta, float *out) {
+  auto pre = [&](kiln::i64 i, float (&v)[2]) {
+    const unsigned ii = i; // as the emitter indexes: 32 bits, unsigned
+    float b[2];
+    kiln::loadVec<2>(bias + ii % 4096, b);
+    for (int l = 0; l < 2; ++l)
+      v[l] = v[l] / (1.f + expf(-v[l])) + b[l];
+  };
+  auto post = [&](kiln::i64 i, float (&v)[2]) {
+    const unsigned ii = i;
+    float g[2], o[2];
+    kiln::loadVec<2>(gamma + ii % 4096, g);
+    kiln::loadVec<2>(beta + ii % 4096, o);
+    for (int l = 0; l < 2; ++l)
+      v[l] = v[l] * g[l] + o[l];
+    kiln::storeVec<2>(out + i, v);
+  };
+  kiln::wgmmaLinear<L2_37, WgmmaConfig<256, 4, 1>, true, WgmmaEpilogue<2, 64>>(
+      x, w, b, pre, post, 1e-5f);
 }
 )";
 
