@@ -59,6 +59,7 @@ struct RunOptions {
   std::optional<double> tolerance; // --tolerance, for --check
   uint64_t maxBytes = 8ull << 30;  // --max-memory, for the reference
   uint64_t maxDeviceBytes = 0;     // --max-memory if given, for the GPU
+  MatmulPrecision matmulPrecision = MatmulPrecision::Highest; // on the GPU
 };
 /// kiln run's GPU path (RunGpu.cpp).
 int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
