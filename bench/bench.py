@@ -3,14 +3,19 @@
 
 Run on the GPU machine from the repository root, with a built `kiln`:
     python3 bench/bench.py --kiln build/frontend/kiln [--only l1_35,l2_62]
+        [--matmul-precision highest|high|medium]
 
 For each workload of WORKLOADS.md it builds the PyTorch module with a fixed
 seed, saves its parameters (safetensors, under the .kg names) and its input
 (.npy), times PyTorch eager and torch.compile (CUDA events, warm-up, median)
 and then `kiln bench` on the same files in the same run, and compares the
 outputs: relative error ||a - b|| / ||b|| against PyTorch's fp32 output and
-against a float64 PyTorch run. Writes bench/RESULTS.md (device, date, table).
-PyTorch defaults are kept: strict fp32 matmul, TF32 convolutions (cuDNN).
+against a float64 PyTorch run. Writes bench/RESULTS.md (device, date, table),
+or bench/RESULTS-<mode>.md at a --matmul-precision other than highest.
+--matmul-precision (PyTorch's names, default highest: strict fp32) is set on
+both sides: torch.set_float32_matmul_precision for PyTorch's matmuls, eager
+and torch.compile, and `kiln bench --matmul-precision` for Kiln's linear.
+Convolutions keep PyTorch's default either way: TF32 in cuDNN.
 """
 import argparse
 import datetime
@@ -103,6 +108,14 @@ class L2_75(nn.Module):
                 "bias": self.bias}
 
 
+# torch.set_float32_matmul_precision's modes, which `kiln --matmul-precision`
+# takes by the same names.
+PRECISIONS = {
+    "highest": "strict fp32",
+    "high": "TF32",
+    "medium": "bf16 allowed; Kiln runs TF32",
+}
+
 WORKLOADS = {
     "l1_35": (L1_35, [112, 64, 512, 512]),
     "l2_19": (L2_19, [128, 64, 256, 256]),
@@ -166,7 +179,8 @@ def run_one(name, args, work):
     cmd = [args.kiln, "bench", str(ROOT / "examples" / f"{name}.kg"),
            "--input", f"x={xfile}", "--params", str(pfile), "--output",
            f"out={ofile}", "--iters", str(args.iters), "--warmup",
-           str(args.warmup), "--json", str(jfile)]
+           str(args.warmup), "--matmul-precision", args.matmul_precision,
+           "--json", str(jfile)]
     res = subprocess.run(cmd, capture_output=True, text=True)
     print(res.stdout, res.stderr, flush=True)
     if res.returncode != 0:
@@ -174,7 +188,8 @@ def run_one(name, args, work):
     k = json.loads(jfile.read_text())
     out = torch.from_numpy(np.load(ofile))
     row = {
-        "name": name, "eager_ms": eager, "compile_ms": comp,
+        "name": name, "matmul_precision": args.matmul_precision,
+        "eager_ms": eager, "compile_ms": comp,
         "kiln_ms": k["total_ms"], "kernels": k["kernels"],
         "err_vs_torch": rel(out, ref32), "kiln_err_vs_f64": rel(out, ref64),
         "torch_err_vs_f64": rel(ref32, ref64),
@@ -190,15 +205,23 @@ def run_one(name, args, work):
     return row
 
 
-def write_results(rows, path):
+def write_results(rows, path, precision):
     dev = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
+    what = PRECISIONS[precision]
+    command = "python3 bench/bench.py"
+    if precision != "highest":
+        command += f" --matmul-precision {precision}"
     lines = [
         "# Kiln against PyTorch", "",
         f"Measured {date} on {dev}, PyTorch {torch.__version__}, by "
-        "`python3 bench/bench.py` (CUDA events, warm-up, median). fp32; "
-        "PyTorch defaults (strict fp32 matmul, TF32 convolutions).", "",
-        "| workload | eager ms | torch.compile ms | Kiln ms | Kiln vs eager | "
+        f"`{command}` (CUDA events, warm-up, median). fp32 tensors; matmul "
+        f"precision {precision} ({what}) on both sides: "
+        f"torch.set_float32_matmul_precision('{precision}'), `kiln "
+        f"--matmul-precision {precision}`; PyTorch's TF32 convolutions "
+        "(cuDNN).", "",
+        f"| workload ({precision}) | eager ms | torch.compile ms | Kiln ms | "
+        "Kiln vs eager | "
         "Kiln vs compile | Kiln err vs torch | Kiln err vs f64 | torch err vs "
         "f64 | Kiln device bytes (interm. + out) | torch eager peak bytes |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -230,12 +253,25 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated workloads")
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--out", default=str(ROOT / "bench" / "RESULTS.md"))
+    ap.add_argument("--matmul-precision", choices=list(PRECISIONS),
+                    default="highest",
+                    help="f32 matmul precision, PyTorch's names, for both "
+                    "PyTorch and Kiln (default highest)")
+    ap.add_argument("--out", default=None,
+                    help="markdown results (default bench/RESULTS.md, or "
+                    "bench/RESULTS-<mode>.md at another precision)")
     args = ap.parse_args()
+    if args.out is None:
+        suffix = ("" if args.matmul_precision == "highest"
+                  else f"-{args.matmul_precision}")
+        args.out = str(ROOT / "bench" / f"RESULTS{suffix}.md")
+    # Before any model runs or compiles: torch.compile reads it when it
+    # generates code.
+    torch.set_float32_matmul_precision(args.matmul_precision)
     names = [n for n in WORKLOADS if not args.only or n in args.only.split(",")]
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as d:
         rows = [run_one(n, args, pathlib.Path(d)) for n in names]
-    write_results(rows, pathlib.Path(args.out))
+    write_results(rows, pathlib.Path(args.out), args.matmul_precision)
     print(pathlib.Path(args.out).read_text())
 
 

@@ -23,7 +23,7 @@ static std::string valueList(const std::vector<const Value *> &vs) {
   return s.empty() ? "-" : s;
 }
 
-std::string planText(const Executable &exe) {
+std::string planText(const Executable &exe, MatmulPrecision precision) {
   std::string out;
   uint64_t total = 0;
   const auto &groups = exe.plan().groups;
@@ -51,11 +51,12 @@ std::string planText(const Executable &exe) {
     out += fmt::format("no kernel: {}\n  writes  {} (empty)\n", g.nodesText(),
                        valueList(g.outputs));
   out += fmt::format("{} kernel{} for {} node{}; {} must move through "
-                     "memory; target {}, {} SMs\n",
+                     "memory; target {}, {} SMs, matmul precision {}\n",
                      groups.size(), groups.size() == 1 ? "" : "s",
                      exe.graph().nodes().size(),
                      exe.graph().nodes().size() == 1 ? "" : "s", human(total),
-                     exe.target().arch, exe.target().multiprocessors);
+                     exe.target().arch, exe.target().multiprocessors,
+                     precisionName(precision).str());
   return out;
 }
 

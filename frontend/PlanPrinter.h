@@ -14,7 +14,9 @@
 
 namespace kiln {
 
-std::string planText(const Executable &exe);
+/// The plan of `exe`, compiled at `precision` (CompileOptions::
+/// matmulPrecision), which its last line names.
+std::string planText(const Executable &exe, MatmulPrecision precision);
 std::string planDot(const Executable &exe);
 
 } // namespace kiln

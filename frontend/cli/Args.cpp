@@ -52,6 +52,7 @@ static std::string suggestOption(const CommandSpec &cmd, llvm::StringRef name) {
 llvm::Expected<ParsedArgs> parseArgs(const CommandSpec &cmd,
                                      const std::vector<std::string> &args) {
   ParsedArgs out;
+  out.command = cmd.name;
   bool onlyPositional = false;
   for (size_t i = 0; i < args.size(); ++i) {
     llvm::StringRef a = args[i];

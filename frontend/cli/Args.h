@@ -52,6 +52,8 @@ struct OptionSpec {
 };
 
 struct ParsedArgs {
+  /// The command's name ("plan", "cache why"), for messages.
+  std::string command;
   std::vector<std::string> positional;
   std::map<std::string, std::vector<std::string>> values; // by option name
   bool has(const std::string &opt) const { return values.count(opt) != 0; }

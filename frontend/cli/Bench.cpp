@@ -120,6 +120,9 @@ int runBench(const ParsedArgs &args) {
       (llvm::StringRef(args.get("--iters")).getAsInteger(10, iters) ||
        iters < 1))
     return reportError(usageError("--iters takes a positive count"));
+  llvm::Expected<CompileOptions> options = compileOptions(args);
+  if (!options)
+    return reportError(options.takeError());
 
   FileRoles json;
   if (args.has("--json"))
@@ -153,7 +156,7 @@ int runBench(const ParsedArgs &args) {
       return reportError(f.takeError());
     paramFile = std::move(*f);
   }
-  CompileOptions opts = CompileOptions::fromEnvironment();
+  CompileOptions opts = std::move(*options);
   opts.onKernelReady = kernelProgress();
   auto s = prepareGpu(graph, inputs, paramFile ? &*paramFile : nullptr,
                       paramPath, opts);
@@ -164,6 +167,7 @@ int runBench(const ParsedArgs &args) {
   const Executable &exe = *s->exe;
   rt::Device &dev = *exe.device();
   const size_t nk = exe.kernels().size();
+  const std::string precision = precisionName(opts.matmulPrecision).str();
   auto writeOutputs = [&]() -> llvm::Error {
     if (files->outputs.empty())
       return llvm::Error::success();
@@ -190,6 +194,7 @@ int runBench(const ParsedArgs &args) {
     if (args.has("--json")) {
       nlohmann::json j = {{"graph", graph.name()},
                           {"device", dev.info().name},
+                          {"matmul_precision", precision},
                           {"compile_ms", s->compileSeconds * 1e3},
                           {"kernels", nlohmann::json::array()},
                           {"total_ms", 0.0},
@@ -270,6 +275,7 @@ int runBench(const ParsedArgs &args) {
   nlohmann::json j;
   j["graph"] = graph.name();
   j["device"] = dev.info().name;
+  j["matmul_precision"] = precision;
   j["copy_gbps"] = *bw / 1e9;
   j["compile_ms"] = s->compileSeconds * 1e3;
   j["driver_start_ms"] = rt::driverStartMs();
@@ -283,9 +289,11 @@ int runBench(const ParsedArgs &args) {
   j["host_us_per_launch_queued"] = host[0][1];
   j["host_us_per_launch_direct"] = host[1][0];
   j["host_us_per_launch_direct_queued"] = host[1][1];
-  llvm::outs() << fmt::format("{} on {}: copy bandwidth {:.0f} GB/s "
-                              "(read + write), median of {} runs\n",
-                              graph.name(), dev.info().name, *bw / 1e9, iters);
+  llvm::outs() << fmt::format("{} on {}, matmul precision {}: copy "
+                              "bandwidth {:.0f} GB/s (read + write), median "
+                              "of {} runs\n",
+                              graph.name(), dev.info().name, precision,
+                              *bw / 1e9, iters);
   llvm::outs() << fmt::format("  {:<44} {:>10} {:>11} {:>9} {:>7}\n", "kernel",
                               "ms", "bytes", "GB/s", "of copy");
   uint64_t bytes = 0;
@@ -336,7 +344,8 @@ const CommandSpec &benchCommand() {
       "bench",
       "time a graph's kernels on the GPU (CUDA events, median)",
       "kiln bench FILE [--input NAME=FILE]... [--bind NAME=SIZE]... "
-      "[--params FILE] [--iters N] [--warmup N] [--json FILE]",
+      "[--params FILE] [--iters N] [--warmup N] [--matmul-precision MODE] "
+      "[--json FILE]",
       "Compiles FILE for the GPU and times it: --warmup runs, then the "
       "median of\n--iters runs, per kernel and in total, with CUDA events. "
       "Reports each kernel's\nbytes (inputs read once, outputs written "
@@ -360,6 +369,7 @@ const CommandSpec &benchCommand() {
           {"--iters", "N", "timed runs (default 20)"},
           {"--warmup", "N", "untimed runs first (default 5)"},
           {"--json", "FILE", "write the figures as JSON"},
+          kMatmulPrecisionOption,
       },
       1,
       1,

@@ -102,7 +102,10 @@ int runWhy(const ParsedArgs &args) {
   // The kernels `kiln run` would build on this machine's GPU; without one
   // (or on any other error, which the second try reports), those of `kiln
   // compile`.
-  CompileOptions opts = CompileOptions::fromEnvironment();
+  llvm::Expected<CompileOptions> options = compileOptions(args);
+  if (!options)
+    return reportError(options.takeError());
+  CompileOptions opts = std::move(*options);
   opts.generateOnly = true;
   auto exe = compileFromArgs(args, opts);
   if (!exe) {
@@ -183,6 +186,7 @@ int runWhy(const ParsedArgs &args) {
     kernels.push_back(row);
   }
 
+  const std::string precision = precisionName(opts.matmulPrecision).str();
   const rt::CacheSettings &s = ctx->settings;
   std::string note = s.disable     ? "the disk cache is disabled: every "
                                      "kernel would be compiled"
@@ -192,6 +196,7 @@ int runWhy(const ParsedArgs &args) {
   if (*json) {
     printJson({{"graph", (*exe)->graph().name()},
                {"arch", (*exe)->target().arch},
+               {"matmulPrecision", precision},
                {"directory", s.directory},
                {"hits", hits},
                {"misses", kernels.size() - hits},
@@ -204,10 +209,10 @@ int runWhy(const ParsedArgs &args) {
   auto line = [](const std::string &text) {
     llvm::outs() << clipLongWords(text) << "\n";
   };
-  line(fmt::format(
-      "{} for {}: {} kernel(s), {} would hit, {} would miss (cache {})",
-      (*exe)->graph().name(), (*exe)->target().arch, kernels.size(), hits,
-      kernels.size() - hits, s.directory));
+  line(fmt::format("{} for {}, matmul precision {}: {} kernel(s), {} would "
+                   "hit, {} would miss (cache {})",
+                   (*exe)->graph().name(), (*exe)->target().arch, precision,
+                   kernels.size(), hits, kernels.size() - hits, s.directory));
   if (!note.empty())
     line("note: " + note);
   for (const nlohmann::json &r : kernels) {
@@ -245,18 +250,21 @@ const CommandSpec &cacheWhyCommand() {
       "cache why",
       "for a graph: which kernels would hit the cache, and why the others "
       "miss",
-      "kiln cache why FILE [--bind NAME=SIZE]... [--arch SM] [--format json]",
+      "kiln cache why FILE [--bind NAME=SIZE]... [--arch SM] "
+      "[--matmul-precision MODE] [--format json]",
       "Generates the kernels of FILE without compiling them (for the GPU when "
       "there\nis one, as 'kiln run' does; else as 'kiln compile' does) and "
       "says, for each, whether the kernel cache holds it. "
       "For a miss, it names the\nnearest entry of the same kind of kernel "
       "and the parts of the key that\ndiffer: source (with the shapes or "
       "the first line that differs), templates,\noptions, arch, nvrtc, "
-      "kiln.",
+      "kiln. Give the --matmul-precision of the run or compile\nto "
+      "explain: linear's kernel, hence its source, differs by precision.",
       {{"--bind", "NAME=SIZE", "bind a named dim, e.g. --bind N=1024", true},
        {"--arch", "SM",
         "target arch, e.g. sm_90 (default: the GPU's, else "
         "sm_90)"},
+       kMatmulPrecisionOption,
        kFormatOption},
       1,
       1,

@@ -59,6 +59,7 @@ struct RunOptions {
   std::optional<double> tolerance; // --tolerance, for --check
   uint64_t maxBytes = 8ull << 30;  // --max-memory, for the reference
   uint64_t maxDeviceBytes = 0;     // --max-memory if given, for the GPU
+  MatmulPrecision matmulPrecision = MatmulPrecision::Highest; // on the GPU
 };
 /// kiln run's GPU path (RunGpu.cpp).
 int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
@@ -69,6 +70,16 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
 /// The graph's input shapes once --bind binds every named dim.
 llvm::Expected<std::vector<llvm::SmallVector<int64_t, 6>>>
 boundInputShapes(const Graph &g, const ParsedArgs &args);
+
+/// --matmul-precision MODE, shared by every command that compiles (plan,
+/// compile, run, bench, cache why).
+extern const OptionSpec kMatmulPrecisionOption;
+/// The precision --matmul-precision names (highest when absent); a value
+/// other than PyTorch's three names is a usage error that lists them.
+llvm::Expected<MatmulPrecision> matmulPrecisionOption(const ParsedArgs &args);
+/// CompileOptions::fromEnvironment() with --matmul-precision applied: where
+/// plan, compile, bench and `cache why` start.
+llvm::Expected<CompileOptions> compileOptions(const ParsedArgs &args);
 
 /// Executable::compile of the graph file named by the first positional
 /// argument, with --bind and --arch (checked against the archs NVRTC

@@ -77,6 +77,33 @@ static llvm::Expected<std::string> archOption(const ParsedArgs &args) {
   return arch;
 }
 
+const OptionSpec kMatmulPrecisionOption = {
+    "--matmul-precision", "MODE",
+    "how f32 linear and matmul multiply, in PyTorch's names: highest "
+    "(fp32-accurate, the default), high (TF32) or medium (bf16 allowed; "
+    "TF32 for now)"};
+
+llvm::Expected<MatmulPrecision> matmulPrecisionOption(const ParsedArgs &args) {
+  if (!args.has("--matmul-precision"))
+    return MatmulPrecision::Highest;
+  std::string mode = args.get("--matmul-precision");
+  if (std::optional<MatmulPrecision> p = parsePrecision(mode))
+    return *p;
+  return usageError("kiln {}: --matmul-precision: '{}' is not a precision; "
+                    "use highest (fp32-accurate, the default), high (TF32) "
+                    "or medium (bf16 allowed)",
+                    args.command, mode);
+}
+
+llvm::Expected<CompileOptions> compileOptions(const ParsedArgs &args) {
+  CompileOptions opts = CompileOptions::fromEnvironment();
+  llvm::Expected<MatmulPrecision> precision = matmulPrecisionOption(args);
+  if (!precision)
+    return precision.takeError();
+  opts.matmulPrecision = *precision;
+  return opts;
+}
+
 llvm::Expected<std::unique_ptr<Executable>>
 compileFromArgs(const ParsedArgs &args, CompileOptions opts) {
   llvm::Expected<BoundGraph> b = loadBoundGraph(args);
@@ -98,7 +125,10 @@ static int runPlan(const ParsedArgs &args) {
       return reportError(std::move(e));
   }
   // Planning needs no compile: generate for the target only.
-  CompileOptions opts = CompileOptions::fromEnvironment();
+  llvm::Expected<CompileOptions> options = compileOptions(args);
+  if (!options)
+    return reportError(options.takeError());
+  CompileOptions opts = std::move(*options);
   opts.compileOnly = true;
   opts.generateOnly = true;
   auto exe = compileFromArgs(args, opts);
@@ -115,12 +145,15 @@ static int runPlan(const ParsedArgs &args) {
     llvm::errs() << "wrote the plan as Graphviz to " << args.get("--dot")
                  << "\n";
   }
-  llvm::outs() << planText(**exe);
+  llvm::outs() << planText(**exe, opts.matmulPrecision);
   return ExitOk;
 }
 
 static int runCompile(const ParsedArgs &args) {
-  CompileOptions opts = CompileOptions::fromEnvironment();
+  llvm::Expected<CompileOptions> options = compileOptions(args);
+  if (!options)
+    return reportError(options.takeError());
+  CompileOptions opts = std::move(*options);
   opts.compileOnly = true;
   opts.onKernelReady = kernelProgress();
   auto exe = compileFromArgs(args, opts);
@@ -170,6 +203,7 @@ static const std::vector<OptionSpec> kTargetOptions = {
     {"--arch", "SM",
      "target arch, e.g. sm_90 (default: the GPU's, else "
      "sm_90)"},
+    kMatmulPrecisionOption,
 };
 
 const CommandSpec &planCommand() {
@@ -181,12 +215,15 @@ const CommandSpec &planCommand() {
   static const CommandSpec spec = {
       "plan",
       "print the fusion plan: kernels, fused ops, launch shapes, bytes",
-      "kiln plan FILE [--bind NAME=SIZE]... [--arch SM] [--dot FILE]",
+      "kiln plan FILE [--bind NAME=SIZE]... [--arch SM] "
+      "[--matmul-precision MODE] [--dot FILE]",
       "Partitions FILE into fusion groups and schedules one kernel for "
       "each at the\nconcrete shapes. Prints, per kernel, the ops it fuses, "
       "what it reads and\nwrites, its launch shape and strategy, and the "
       "bytes it must move.\nNeeds no GPU (the target defaults to sm_90, an "
-      "H100/H200, when there is none).",
+      "H100/H200, when there is none).\n--matmul-precision picks how f32 "
+      "linear multiplies (on sm_90: 3xTF32 or TF32\ntensor cores); the "
+      "last line names the target and the precision.",
       options,
       1,
       1,
@@ -198,15 +235,17 @@ const CommandSpec &compileCommand() {
   static const CommandSpec spec = {
       "compile",
       "generate and compile every kernel of a graph into the cache",
-      "kiln compile FILE [--bind NAME=SIZE]... [--arch SM]",
+      "kiln compile FILE [--bind NAME=SIZE]... [--arch SM] "
+      "[--matmul-precision MODE]",
       "Generates the kernels of FILE and compiles them with NVRTC into the "
       "kernel\ncache ($KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else "
       "~/.cache/kiln), so a\nlater run starts warm. Prints each kernel's "
       "cache hit or miss and compile\ntime. Needs no GPU: without one, "
       "kernels are scheduled for sm_90 with 132 SMs\n(an H100 or H200 "
       "SXM); on a GPU with another SM count, kernels whose\nschedule "
-      "depends on it (GroupNorm teams) differ and miss. KILN_PRINT_SOURCE=1"
-      "\nprints the generated source.",
+      "depends on it (GroupNorm teams) differ and miss. Each "
+      "--matmul-precision has\nkernels, and cache entries, of its own. "
+      "KILN_PRINT_SOURCE=1 prints the generated\nsource.",
       kTargetOptions,
       1,
       1,

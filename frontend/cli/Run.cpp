@@ -191,9 +191,14 @@ double referenceWork(const Node &n) {
 /// (about a tenth of a second and more).
 constexpr double kSlowReferenceWork = 5e7;
 
-/// --device, --check, --tolerance and --max-memory, checked together.
+/// --device, --check, --tolerance, --max-memory and --matmul-precision,
+/// checked together.
 llvm::Expected<RunOptions> runOptions(const ParsedArgs &args) {
   RunOptions o;
+  llvm::Expected<MatmulPrecision> precision = matmulPrecisionOption(args);
+  if (!precision)
+    return precision.takeError();
+  o.matmulPrecision = *precision;
   o.device = args.get("--device", "auto");
   if (o.device != "auto" && o.device != "gpu" && o.device != "cpu")
     return usageError("--device takes auto, gpu or cpu, not '{}'", o.device);
@@ -350,7 +355,7 @@ const CommandSpec &runCommand() {
       "run",
       "run a graph on .npy inputs and write .npy outputs",
       "kiln run FILE --input NAME=FILE.npy... [--params FILE.safetensors] "
-      "[--output [NAME=]FILE.npy]...",
+      "[--output [NAME=]FILE.npy]... [--matmul-precision MODE]",
       "Runs FILE on the given inputs. Named dims are bound from the input "
       "shapes.\nParameters come from --params by name, else from their "
       "initialisers in FILE.\nEach output is summarised on stdout and, "
@@ -360,7 +365,8 @@ const CommandSpec &runCommand() {
       "float64\nreference. With --device cpu, or when there is no GPU, "
       "the float64 reference\nevaluator runs on the CPU, meant for small "
       "shapes; it rounds f16 and bf16\nresults op by op, as the GPU and "
-      "PyTorch do.",
+      "PyTorch do.\n--matmul-precision sets how the GPU's f32 linear "
+      "multiplies; the reference is\nfloat64 whatever it says.",
       {
           {"--input", "NAME=FILE",
            "an input as .npy, or the tensor NAME of a .safetensors file "
@@ -387,6 +393,7 @@ const CommandSpec &runCommand() {
            "process needs more than that, for the files' own copies); on "
            "the GPU, the inputs, parameters, outputs and intermediates "
            "(default: the device's free memory)"},
+          kMatmulPrecisionOption,
       },
       1,
       1,

@@ -64,6 +64,7 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
   CompileOptions opts = CompileOptions::fromEnvironment();
   opts.onKernelReady = kernelProgress();
   opts.maxDeviceBytes = runOpts.maxDeviceBytes;
+  opts.matmulPrecision = runOpts.matmulPrecision;
   llvm::Expected<GpuSession> s = prepareGpu(g, inputs, params, paramPath, opts);
   if (!s)
     return reportError(s.takeError());

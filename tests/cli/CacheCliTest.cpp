@@ -265,11 +265,43 @@ TEST_F(CacheCli, WhySaysWhichKernelsHitAndWhatDiffersForAMiss) {
   }
   Result text = kiln({"cache", "why", kGraph, "--bind", "N=9"});
   EXPECT_TRUE(contains(text.out, std::string(kGraphName) +
-                                     " for sm_90: 4 kernel(s), 0 would hit, "
-                                     "4 would miss"))
+                                     " for sm_90, matmul precision highest: 4 "
+                                     "kernel(s), 0 would hit, 4 would miss"))
       << text.out;
   EXPECT_TRUE(contains(text.out, "differs in source: the shapes differ: "
                                  "here x=f32[9, 128]"))
+      << text.out;
+}
+
+// The graph's linear (K = 128) runs FFMA at highest, alone; at high it runs
+// on TF32 tensor cores with the group_norm in its epilogue: three kernels,
+// of which that one misses until a compile at that precision adds it.
+TEST_F(CacheCli, WhyComparesAtTheGivenMatmulPrecision) {
+  compile("5");
+  const std::vector<std::string> why = {
+      "cache", "why",      kGraph, "--bind", "N=5", "--matmul-precision",
+      "high",  "--format", "json"};
+  json high = jsonOf(why);
+  EXPECT_EQ(high["matmulPrecision"], "high");
+  EXPECT_EQ(high["hits"], 2);
+  EXPECT_EQ(high["misses"], 1);
+  for (const json &k : high["kernels"]) {
+    bool linear = k["group"] == "0:gemm_linear_group_norm";
+    EXPECT_EQ(k["status"], linear ? "miss" : "hit") << k.dump();
+  }
+  json highest =
+      jsonOf({"cache", "why", kGraph, "--bind", "N=5", "--format", "json"});
+  EXPECT_EQ(highest["matmulPrecision"], "highest");
+  EXPECT_EQ(highest["hits"], 4);
+
+  Result c =
+      kiln({"compile", kGraph, "--bind", "N=5", "--matmul-precision", "high"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(jsonOf(why)["hits"], 3);
+  Result text = kiln(
+      {"cache", "why", kGraph, "--bind", "N=5", "--matmul-precision", "high"});
+  EXPECT_TRUE(contains(text.out, " for sm_90, matmul precision high: 3 "
+                                 "kernel(s), 3 would hit, 0 would miss"))
       << text.out;
 }
 

@@ -51,7 +51,7 @@ class Examples : public ::testing::TestWithParam<Example> {};
 TEST_P(Examples, PlanMatchesGolden) {
   auto exe = generate(GetParam(), "sm_90", true);
   ASSERT_TRUE(exe);
-  std::string text = planText(*exe);
+  std::string text = planText(*exe, MatmulPrecision::Highest);
   std::string golden = std::string(KILN_SOURCE_DIR) + "/tests/data/plans/" +
                        GetParam().file + ".txt";
   if (std::getenv("KILN_UPDATE_GOLDEN")) {

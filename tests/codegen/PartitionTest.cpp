@@ -30,7 +30,7 @@ std::string planOf(const std::string &body) {
     return "";
   auto exe = Executable::compile(**g, {{4, 64, 3, 5}}, offlineOptions(true));
   EXPECT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
-  return exe ? planText(**exe) : "";
+  return exe ? planText(**exe, MatmulPrecision::Highest) : "";
 }
 
 size_t kernelsIn(const std::string &plan) {
