@@ -64,7 +64,7 @@ Shape withUnitDim(const Shape &s, size_t fromEnd) {
 
 /// 3xTF32 is used from this K up: measured at least as accurate as cuBLAS
 /// SGEMM there (docs/precision.md); below it FFMA is, and costs little.
-constexpr int64_t kMin3xTf32K = 256;
+constexpr int64_t kMin3xTf32K = 512;
 
 /// linear on Hopper's tensor cores (kiln/wgmma.cuh), when the shape and the
 /// precision allow it; nullopt otherwise.
@@ -79,7 +79,7 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   // 3xTF32 keeps three accumulators: 128 columns. TF32 takes 256 where the
   // output is that wide (less shared-memory traffic per product).
   const int bn = accurate || l.n <= 128 ? 128 : 256;
-  const int stages = accurate ? 3 : bn == 256 ? 4 : 6;
+  const int stages = accurate ? 4 : bn == 256 ? 4 : 6;
   const int shared = wgmmaSharedBytes(bn, stages, passes);
   const long long blocks = wgmmaBlocks(l.m, l.n, bn);
   if (shared > t.maxSharedPerBlock || blocks >= (int64_t(1) << 31))

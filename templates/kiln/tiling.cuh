@@ -82,11 +82,11 @@ KILN_HOST_DEVICE constexpr long long wgmmaBlocks(long long m, long long n,
   return ceilDiv(m, kWgmmaBM) * ceilDiv(n, bn);
 }
 
-/// The ring of `stages` slots (x's and w's K slices, and their small parts
+/// The ring of `stages` slots (x's and w's K slices, and w's small parts
 /// for 3xTF32), plus slack to align it.
 KILN_HOST_DEVICE constexpr int wgmmaSharedBytes(int bn, int stages,
                                                 int passes) {
-  return stages * (kWgmmaBM + bn) * kWgmmaBK * 4 * (passes == 3 ? 2 : 1) +
+  return stages * (kWgmmaBM + bn * (passes == 3 ? 2 : 1)) * kWgmmaBK * 4 +
          kWgmmaAlign;
 }
 

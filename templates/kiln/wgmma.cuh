@@ -49,11 +49,13 @@ template <int BN_, int Stages_, int Passes_> struct WgmmaConfig {
   static_assert(BN == 128 || BN == 256, "wgmma n");
   static_assert(Stages_ >= 3, "the ring needs a slice in flight");
   static_assert(Passes_ == 1 || Passes_ == 3, "TF32 or 3xTF32");
-  static_assert(Passes_ == 1 || BN <= 128, "3xTF32 keeps two accumulators");
+  static_assert(Passes_ == 1 || BN == 128, "3xTF32 keeps two accumulators");
   static constexpr int kABytes = BM * BK * 4, kBBytes = BN * BK * 4;
+  /// Passes 3: w's small parts follow w's slice (x's are split in
+  /// registers).
+  static constexpr int kBSmall = kABytes + kBBytes;
   /// One ring slot: x's and w's slices, then (3xTF32) their small parts.
-  static constexpr int kStageBytes =
-      (kABytes + kBBytes) * (Passes_ == 3 ? 2 : 1);
+  static constexpr int kStageBytes = kABytes + kBBytes * (Passes_ == 3 ? 2 : 1);
   static_assert(wgmmaSharedBytes(BN_, Stages_, Passes_) ==
                     kStageBytes * Stages_ + kWgmmaAlign,
                 "host and device agree on shared memory");
@@ -257,6 +259,42 @@ template <> struct Mma<128> {
     wgmmaTf32N128(d, a, b, acc);
   }
 };
+/// d[64] (+)= A * B, m64n128k8 TF32, A from registers (a0..a3 of this
+/// thread: rows g and g + 8, columns t and t + 4 of its warp's 16 rows,
+/// g = lane / 4, t = lane % 4), B from shared memory.
+__device__ __forceinline__ void wgmmaTf32RsN128(float (&d)[64],
+                                                const unsigned (&a)[4],
+                                                u64 descB, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+      "%30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+      "%46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+      "%62, %63"
+      "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
+        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
+        "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),
+        "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+        "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),
+        "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB),
+        "r"(accumulate));
+}
+
 template <> struct Mma<256> {
   static __device__ __forceinline__ void run(float (&d)[128], u64 a, u64 b,
                                              int acc) {
@@ -315,13 +353,15 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
       const int u = t - Lag, s = u % S;
       copyWait<Lag>();
       if constexpr (Cfg::kPasses == 3) {
-        // Split the chunks this thread copied: big in place, small beside.
-        unsigned char *slot = ring + s * Cfg::kStageBytes + inRow;
+        // Split the chunks of w this thread copied: big in place, small
+        // beside (x is split in the consumers' registers).
+        unsigned char *slot =
+            ring + s * Cfg::kStageBytes + Cfg::kABytes + inRow;
 #pragma unroll 8
-        for (int i = 0; i < RowsA + RowsB; ++i) {
+        for (int i = 0; i < RowsB; ++i) {
           float4 *big = reinterpret_cast<float4 *>(slot + i * 2048);
-          float4 *small = reinterpret_cast<float4 *>(
-              slot + i * 2048 + Cfg::kABytes + Cfg::kBBytes);
+          float4 *small =
+              reinterpret_cast<float4 *>(slot + i * 2048 + Cfg::kBBytes);
           float4 hi, lo;
           split(*big, hi, lo);
           *big = hi;
@@ -334,55 +374,87 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
   }
 }
 
-/// One consumer warpgroup: rows [64 c, 64 c + 64) of the tile. Passes 1:
-/// the sum in acc. Passes 3: acc holds one slice's big*big products, added
-/// into total after each slice (kWgmmaPromoteK); the small products
-/// (small*big + big*small, about 2^-11 of the sum) accumulate over all of K
-/// in `small`, whose rounding is that much smaller; total += small at the
-/// end.
+/// x's part of this thread in one K slice, as 3xTF32's A operands in
+/// registers (wgmmaTf32RsN128's layout): big[ks] and small[ks] for each
+/// 8-wide step. `rows` is the slice's row g of this warp (row g + 8 is
+/// 1024 bytes on); chunks are swizzled by g, as the producer wrote them.
+__device__ __forceinline__ void splitFragments(const unsigned char *rows, int g,
+                                               int tq, unsigned (&big)[4][4],
+                                               unsigned (&small)[4][4]) {
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    // Register r: row g + 8 (r % 2), column 8 ks + tq + 4 (r / 2).
+    auto at = [&](int r) {
+      return *reinterpret_cast<const float *>(
+          rows + (r & 1) * 1024 + (((2 * ks + (r >> 1)) ^ g) << 4) + tq * 4);
+    };
+    const float4 v = make_float4(at(0), at(1), at(2), at(3));
+    float4 hi, lo;
+    split(v, hi, lo);
+    big[ks][0] = __float_as_uint(hi.x), small[ks][0] = __float_as_uint(lo.x);
+    big[ks][1] = __float_as_uint(hi.y), small[ks][1] = __float_as_uint(lo.y);
+    big[ks][2] = __float_as_uint(hi.z), small[ks][2] = __float_as_uint(lo.z);
+    big[ks][3] = __float_as_uint(hi.w), small[ks][3] = __float_as_uint(lo.w);
+  }
+}
+
+/// One consumer warpgroup: rows [64 c, 64 c + 64) of the tile, the sum
+/// left in acc.
+/// Passes 1: both operands from shared memory.
+/// Passes 3: x's part is split in registers (splitFragments), w's big and
+/// small parts come from shared memory; each slice's small*big + big*small
+/// + big*big accumulate in acc from zero and are added into `total` in
+/// fp32 (kWgmmaPromoteK). (A separate accumulator for the small products
+/// was a little more accurate, but with x in registers it does not fit.)
 template <class Shape, class Cfg>
 __device__ __forceinline__ void
 consume(unsigned char *ring, u64 *full, u64 *empty, int c,
-        float (&acc)[Cfg::BN / 2], float (&total)[Cfg::BN / 2],
-        float (&small)[Cfg::BN / 2]) {
+        float (&acc)[Cfg::BN / 2], float (&total)[Cfg::BN / 2]) {
   constexpr int K = Shape::K, S = Cfg::kStages;
   constexpr int T = (K + Cfg::BK - 1) / Cfg::BK;
   static_assert(kWgmmaPromoteK == Cfg::BK, "3xTF32 promotes every slice");
-  const bool leader = threadIdx.x % 32 == 0;
+  static_assert(Cfg::BK == 32, "splitFragments reads four 8-wide steps");
+  const int lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
+  const bool leader = lane == 0;
   int held = -1; // Passes 1: the slot still read by the wgmma in flight
   for (int t = 0; t < T; ++t) {
     const int s = t % S;
     barrierWait(&full[s], (t / S) & 1);
     const unsigned a = smem(ring) + s * Cfg::kStageBytes + c * 64 * 128;
     const unsigned b = smem(ring) + s * Cfg::kStageBytes + Cfg::kABytes;
-    pin(acc);
-    pin(small);
-    mmaFence();
-#pragma unroll
-    for (int ks = 0; ks < Cfg::BK / 8; ++ks) {
-      // 8 of K are 32 bytes along the swizzled row: 2 in descriptor units.
-      const u64 da = descriptor(a) + 2 * ks, db = descriptor(b) + 2 * ks;
-      if constexpr (Cfg::kPasses == 3) {
-        constexpr unsigned kSmall = Cfg::kABytes + Cfg::kBBytes;
-        Mma<Cfg::BN>::run(small, descriptor(a + kSmall) + 2 * ks, db,
-                          t != 0 || ks != 0);
-        Mma<Cfg::BN>::run(small, da, descriptor(b + kSmall) + 2 * ks, 1);
-        Mma<Cfg::BN>::run(acc, da, db, ks != 0);
-      } else {
-        Mma<Cfg::BN>::run(acc, da, db, t != 0 || ks != 0);
-      }
-    }
-    mmaCommit();
     if constexpr (Cfg::kPasses == 3) {
-      mmaWait<0>();
+      unsigned big[4][4], small[4][4];
+      splitFragments(ring + s * Cfg::kStageBytes +
+                         (c * 64 + q * 16 + lane / 4) * 128,
+                     lane / 4, lane % 4, big, small);
       pin(acc);
-      pin(small);
+      mmaFence();
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+        const u64 db = descriptor(b) + 2 * ks;
+        const u64 dbSmall = descriptor(b + Cfg::kBBytes) + 2 * ks;
+        wgmmaTf32RsN128(acc, small[ks], db, ks != 0);
+        wgmmaTf32RsN128(acc, big[ks], dbSmall, 1);
+        wgmmaTf32RsN128(acc, big[ks], db, 1);
+      }
+      mmaCommit();
+      mmaWait<0>(); // the fragments and acc are free again
+      pin(acc);
       if (leader)
         barrierArrive(&empty[s]);
 #pragma unroll
       for (int i = 0; i < Cfg::BN / 2; ++i)
         total[i] += acc[i];
     } else {
+      pin(acc);
+      mmaFence();
+#pragma unroll
+      for (int ks = 0; ks < Cfg::BK / 8; ++ks) {
+        // 8 of K are 32 bytes along the swizzled row: 2 in descriptor units.
+        Mma<Cfg::BN>::run(acc, descriptor(a) + 2 * ks, descriptor(b) + 2 * ks,
+                          t != 0 || ks != 0);
+      }
+      mmaCommit();
       mmaWait<1>(); // the previous slice's products are done
       if (held >= 0 && leader)
         barrierArrive(&empty[held]);
@@ -391,13 +463,12 @@ consume(unsigned char *ring, u64 *full, u64 *empty, int c,
   }
   mmaWait<0>();
   pin(acc);
-  pin(small);
   if (held >= 0 && leader)
     barrierArrive(&empty[held]);
   if constexpr (Cfg::kPasses == 3) {
 #pragma unroll
     for (int i = 0; i < Cfg::BN / 2; ++i)
-      acc[i] = total[i] + small[i];
+      acc[i] = total[i];
   }
 }
 
@@ -583,8 +654,9 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
   __syncthreads();
   const int role = threadIdx.x / 128;
   if (role == 0) {
-    // Registers: 72 for the producer, 208 for each consumer (3xTF32 keeps
-    // 192 accumulators); 128 * 72 + 256 * 208 fits the SM's 64 Ki. ptxas
+    // Registers: 72 for the producer, 208 for each consumer (TF32 keeps 128
+    // accumulators, 3xTF32 128 and 32 for x's parts); 128 * 72 + 256 * 208
+    // fits the SM's 64 Ki. ptxas
     // allocates each role within its count: with 40 for the producer it
     // spilled where N does not divide the tile.
     asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
@@ -593,12 +665,12 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
   const int c = role - 1;
-  // Passes 1 never touches total and small: they cost no registers.
-  float acc[Cfg::BN / 2], total[Cfg::BN / 2], small[Cfg::BN / 2];
+  // Passes 1 never touches total: it costs no registers.
+  float acc[Cfg::BN / 2], total[Cfg::BN / 2];
 #pragma unroll
   for (int i = 0; i < Cfg::BN / 2; ++i)
-    acc[i] = 0.f, total[i] = 0.f, small[i] = 0.f;
-  wg::consume<Shape, Cfg>(ring, full, empty, c, acc, total, small);
+    acc[i] = 0.f, total[i] = 0.f;
+  wg::consume<Shape, Cfg>(ring, full, empty, c, acc, total);
   wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, m0, n0, c, bias, pre, post, eps);
 #else
   (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps;

@@ -34,7 +34,7 @@ const char *const kPrecisions[] = {"highest", "high", "medium"};
 TEST_F(PrecisionCli, OnSm90HighestIs3xTf32AndTheOthersTf32) {
   Result byDefault = plan("sm_90", "");
   ASSERT_EQ(byDefault.code, 0) << byDefault.err;
-  EXPECT_TRUE(contains(byDefault.out, "schedule wgmmaLinear bn=128 stages=3 "
+  EXPECT_TRUE(contains(byDefault.out, "schedule wgmmaLinear bn=128 stages=4 "
                                       "passes=3"))
       << byDefault.out;
   EXPECT_TRUE(contains(byDefault.out, "target sm_90, 132 SMs, matmul "

@@ -375,13 +375,16 @@ std::vector<Case> cases() {
                 0,
                 0,
                 5e-5});
+  // An element next to a bf16 rounding boundary rounds one way here and the
+  // other in the reference: one bf16 ulp (0.4%). Over 6720 elements a few
+  // such gave 1.1e-4 in one run of ten (H200, session 19).
   cs.push_back(
       {"half_bf16_gn_regs_odd",
        as(withC(gn("N, 64, 5, 7", 8, "", "  out = relu(y)\n"), 64), "bf16"),
        {{3, 64, 5, 7}},
        0,
        0,
-       1e-4});
+       2e-4});
   cs.push_back({"half_f16_gn_team_offset",
                 as(withC(gn("N, 64, 96, 97", 8, "", ""), 64), "f16"),
                 {{2, 64, 96, 97}},

@@ -177,7 +177,7 @@ KERNEL(tf32_odd_narrow)(const float *x, const float *w, float *y) {
       x, w, nullptr, Store{y}, NoPost{}, 0.f);
 }
 KERNEL(tf32x3_odd)(const float *x, const float *w, const float *b, float *y) {
-  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 3, 3>, true, WgmmaEpilogue<1, 0>>(
+  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 4, 3>, true, WgmmaEpilogue<1, 0>>(
       x, w, b, Store{y}, NoPost{}, 0.f);
 }
 KERNEL(tf32_l2_62)(const float *x, const float *w, const float *b, float *y) {
@@ -199,7 +199,7 @@ KERNEL(tf32x3_l2_62_gn)(const float *x, const float *w, const float *b,
     }
     kiln::storeVec<2>(out + i, v);
   };
-  kiln::wgmmaLinear<L2_62, WgmmaConfig<128, 3, 3>, true, WgmmaEpilogue<2, 16>>(
+  kiln::wgmmaLinear<L2_62, WgmmaConfig<128, 4, 3>, true, WgmmaEpilogue<2, 16>>(
       x, w, b, pre, post, 1e-5f);
 }
 // swish, + bias, then GroupNorm of 64 columns with gamma and beta.
