@@ -38,7 +38,8 @@ struct ScheduleParam {
 struct Schedule {
   GroupKind kind = GroupKind::Pointwise;
   /// The device template that runs the group: "pointwise", "reduce",
-  /// "gnWarp", "gnTeam", "gemmNT", "gemmNN", "conv2d", "convTranspose2d".
+  /// "gnWarp", "gnTeam", "wgmmaLinear", "gemmNT", "gemmNN", "conv2d",
+  /// "convTranspose2d".
   std::string kernel;
   /// The template's parameters, in the order they print.
   llvm::SmallVector<ScheduleParam, 8> params;

@@ -1,7 +1,10 @@
 //===- ScheduleContraction.cpp - linear, matmul and the convolutions ------===//
 //
-// Simple shared-memory FFMA tiles (templates/kiln/gemm.cuh, conv.cuh), the
-// tile picked by the same constexpr functions the templates use
+// linear on Hopper's tensor cores (templates/kiln/wgmma.cuh: TF32 or
+// 3xTF32 by precision, with the group's fused epilogue) where the shape and
+// the precision allow (wgmmaSchedule); otherwise, and for matmul and the
+// convolutions, simple shared-memory FFMA tiles (gemm.cuh, conv.cuh). Tiles
+// are picked by the same constexpr functions the templates use
 // (kiln/tiling.cuh), so the host's launch shape and the device's agree.
 //
 //===----------------------------------------------------------------------===//
