@@ -153,7 +153,176 @@ void runCase(const char *dist, bool timeIt) {
   CK(cudaFree(ref));
 }
 
+// --- L2_37's epilogue at high: where the fused kernel's time goes --------
+using L37 = kiln::GemmShape<32768, 4096, 1024>;
+using C37 = kiln::WgmmaConfig<256, 4, 1>;
+
+__global__ void __launch_bounds__(384, 1)
+    epiPlain(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaLinear<L37, C37, true, kiln::WgmmaEpilogue<2, 0>>(
+      x, w, b, kiln::StoreLinear{y}, kiln::NoPost{}, 0.f);
+}
+__global__ void __launch_bounds__(384, 1)
+    epiGnOnly(const float *x, const float *w, const float *b, float *y) {
+  auto pre = [&](i64, float(&)[2]) {};
+  auto post = [&](i64 i, float(&v)[2]) { kiln::storeVec<2>(y + i, v); };
+  kiln::wgmmaLinear<L37, C37, true, kiln::WgmmaEpilogue<2, 64>>(x, w, b, pre,
+                                                                post, 1e-5f);
+}
+// As the emitter writes it: lambdas capturing the parameters by reference.
+__global__ void __launch_bounds__(384, 1)
+    epiFull(const float *__restrict__ x, const float *__restrict__ w,
+            const float *__restrict__ b, const float *__restrict__ bias,
+            const float *__restrict__ gamma, const float *__restrict__ beta,
+            float *__restrict__ y) {
+  auto pre = [&](i64 i, float(&v)[2]) {
+    const unsigned ii = i;
+    float c[2];
+    kiln::loadVec<2>(bias + ii % 4096, c);
+    for (int l = 0; l < 2; ++l)
+      v[l] = v[l] * (1.0f / (1.0f + expf(-v[l]))) + c[l];
+  };
+  auto post = [&](i64 i, float(&v)[2]) {
+    const unsigned ii = i;
+    float g[2], o[2];
+    kiln::loadVec<2>(gamma + ii % 4096, g);
+    kiln::loadVec<2>(beta + ii % 4096, o);
+    for (int l = 0; l < 2; ++l)
+      v[l] = v[l] * g[l] + o[l];
+    kiln::storeVec<2>(y + ii, v);
+  };
+  kiln::wgmmaLinear<L37, C37, true, kiln::WgmmaEpilogue<2, 64>>(x, w, b, pre,
+                                                                post, 1e-5f);
+}
+// The same with the loads through __ldg (read-only path, no aliasing).
+__global__ void __launch_bounds__(384, 1)
+    epiLdg(const float *__restrict__ x, const float *__restrict__ w,
+           const float *__restrict__ b, const float *__restrict__ bias,
+           const float *__restrict__ gamma, const float *__restrict__ beta,
+           float *__restrict__ y) {
+  auto pre = [&](i64 i, float(&v)[2]) {
+    const unsigned ii = i;
+    const float2 c = __ldg(reinterpret_cast<const float2 *>(bias + ii % 4096));
+    v[0] = v[0] * (1.0f / (1.0f + expf(-v[0]))) + c.x;
+    v[1] = v[1] * (1.0f / (1.0f + expf(-v[1]))) + c.y;
+  };
+  auto post = [&](i64 i, float(&v)[2]) {
+    const unsigned ii = i;
+    const float2 g = __ldg(reinterpret_cast<const float2 *>(gamma + ii % 4096));
+    const float2 o = __ldg(reinterpret_cast<const float2 *>(beta + ii % 4096));
+    v[0] = v[0] * g.x + o.x;
+    v[1] = v[1] * g.y + o.y;
+    kiln::storeVec<2>(y + ii, v);
+  };
+  kiln::wgmmaLinear<L37, C37, true, kiln::WgmmaEpilogue<2, 64>>(x, w, b, pre,
+                                                                post, 1e-5f);
+}
+
+// Sigmoid with a correctly rounded reciprocal instead of the division, and
+// with the fast intrinsics: what the swish costs.
+template <int Mode> __device__ __forceinline__ float sig(float x) {
+  if constexpr (Mode == 0)
+    return 1.0f / (1.0f + expf(-x));
+  else if constexpr (Mode == 1)
+    return __frcp_rn(1.0f + expf(-x));
+  else
+    return __fdividef(1.0f, 1.0f + __expf(-x));
+}
+template <int Mode>
+__global__ void __launch_bounds__(384, 1)
+    epiSig(const float *__restrict__ x, const float *__restrict__ w,
+           const float *__restrict__ b, const float *__restrict__ bias,
+           const float *__restrict__ gamma, const float *__restrict__ beta,
+           float *__restrict__ y) {
+  auto pre = [&](i64 i, float(&v)[2]) {
+    const unsigned ii = i;
+    const float2 c = __ldg(reinterpret_cast<const float2 *>(bias + ii % 4096));
+    v[0] = v[0] * sig<Mode>(v[0]) + c.x;
+    v[1] = v[1] * sig<Mode>(v[1]) + c.y;
+  };
+  auto post = [&](i64 i, float(&v)[2]) {
+    const unsigned ii = i;
+    const float2 g = __ldg(reinterpret_cast<const float2 *>(gamma + ii % 4096));
+    const float2 o = __ldg(reinterpret_cast<const float2 *>(beta + ii % 4096));
+    v[0] = v[0] * g.x + o.x;
+    v[1] = v[1] * g.y + o.y;
+    kiln::storeVec<2>(y + ii, v);
+  };
+  kiln::wgmmaLinear<L37, C37, true, kiln::WgmmaEpilogue<2, 64>>(x, w, b, pre,
+                                                                post, 1e-5f);
+}
+// Only the loads and stores of the full epilogue (no swish).
+__global__ void __launch_bounds__(384, 1)
+    epiLoads(const float *__restrict__ x, const float *__restrict__ w,
+             const float *__restrict__ b, const float *__restrict__ bias,
+             const float *__restrict__ gamma, const float *__restrict__ beta,
+             float *__restrict__ y) {
+  auto pre = [&](i64 i, float(&v)[2]) {
+    const unsigned ii = i;
+    const float2 c = __ldg(reinterpret_cast<const float2 *>(bias + ii % 4096));
+    v[0] += c.x;
+    v[1] += c.y;
+  };
+  auto post = [&](i64 i, float(&v)[2]) {
+    const unsigned ii = i;
+    const float2 g = __ldg(reinterpret_cast<const float2 *>(gamma + ii % 4096));
+    const float2 o = __ldg(reinterpret_cast<const float2 *>(beta + ii % 4096));
+    v[0] = v[0] * g.x + o.x;
+    v[1] = v[1] * g.y + o.y;
+    kiln::storeVec<2>(y + ii, v);
+  };
+  kiln::wgmmaLinear<L37, C37, true, kiln::WgmmaEpilogue<2, 64>>(x, w, b, pre,
+                                                                post, 1e-5f);
+}
+
+static void epilogueTimes() {
+  constexpr int M = 32768, N = 4096, K = 1024;
+  float *x, *w, *b, *p, *y;
+  CK(cudaMalloc(&x, i64(M) * K * 4));
+  CK(cudaMalloc(&w, i64(N) * K * 4));
+  CK(cudaMalloc(&b, N * 4));
+  CK(cudaMalloc(&p, 3 * N * 4));
+  CK(cudaMalloc(&y, i64(M) * N * 4));
+  fillRandom<<<1024, 256>>>(x, i64(M) * K, 1, 0.f);
+  fillRandom<<<1024, 256>>>(w, i64(N) * K, 2, -0.5f);
+  fillRandom<<<64, 256>>>(b, N, 3, -0.5f);
+  fillRandom<<<64, 256>>>(p, 3 * N, 4, 0.f);
+  const int smem = kiln::wgmmaSharedBytes(256, 4, 1);
+  const dim3 grid(kiln::wgmmaBlocks(M, N, 256));
+  Timer t;
+  auto run4 = [&](const char *name, auto kernel) {
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            smem));
+    std::printf(
+        "%-10s %.3f ms\n", name,
+        t.median([&] { kernel<<<grid, 384, smem>>>(x, w, b, y); }, 5, 30));
+  };
+  run4("plain", epiPlain);
+  run4("gn only", epiGnOnly);
+  auto full = [&](const char *name, auto kernel) {
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            smem));
+    std::printf("%-10s %.3f ms\n", name,
+                t.median(
+                    [&] {
+                      kernel<<<grid, 384, smem>>>(x, w, b, p, p + N, p + 2 * N,
+                                                  y);
+                    },
+                    5, 30));
+  };
+  full("full", epiFull);
+  full("full ldg", epiLdg);
+  full("loads", epiLoads);
+  full("sig div", epiSig<0>);
+  full("sig rcp", epiSig<1>);
+  full("sig fast", epiSig<2>);
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && std::string(argv[1]) == "--epilogue") {
+    epilogueTimes();
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "--time") { // the timed cases only
     runCase<1024, 8192, 8192, 256, 4, 1>("rand", true);
     runCase<1024, 8192, 8192, 128, S3, 3>("rand", true);

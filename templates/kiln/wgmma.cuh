@@ -507,7 +507,11 @@ struct NoPost {
 namespace wg {
 
 /// The epilogue over one consumer's accumulators (rows mTop + 8 h of the
-/// tile, columns n0 + 8 j + 2 (lane % 4) + e: accumulator 4 j + 2 h + e).
+/// tile, columns n0 + 8 j + 2 (lane % 4) + e: accumulator 4 j + 2 h + e),
+/// a block of J 8-column steps at a time: a GroupNorm group's (J = G / 8),
+/// or all of them without one. A block's values are finished (normalised,
+/// stored) before the next block's elementwise nodes start, which bounds
+/// the registers the compiler's scheduling may hold at once.
 template <int M, int N, class Cfg, class Epi, bool HasBias, class Pre,
           class Post>
 __device__ __forceinline__ void
@@ -515,104 +519,98 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
          const float *__restrict__ bias, Pre &pre, Post &post, float eps) {
   constexpr int Vec = Epi::kVec, G = Epi::kGroupCols;
   static_assert(Vec == 2 ? N % 2 == 0 : Vec == 1, "pairs need an even N");
-  static_assert(G == 0 || (Cfg::BN % G == 0 && G % 8 == 0),
+  static_assert(G == 0 || (Cfg::BN % (G > 0 ? G : 1) == 0 && G % 8 == 0),
                 "a group lies in the tile, over whole 8-column blocks");
+  constexpr int J = G > 0 ? G / 8 : Cfg::BN / 8; // steps per block
   const int lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
   const int mTop = m0 + c * 64 + q * 16 + lane / 4;
-  // The elementwise nodes, pair by pair; bias pairs loaded once for both
-  // rows.
 #pragma unroll
-  for (int j = 0; j < Cfg::BN / 8; ++j) {
-    const int n = n0 + 8 * j + 2 * (lane % 4);
-    if (N % Cfg::BN != 0 && n >= N)
-      continue;
-    const bool pair = N % Cfg::BN == 0 || n + 1 < N;
-    const float b0 = HasBias ? bias[n] : 0.f;
-    const float b1 = HasBias && pair ? bias[n + 1] : 0.f;
+  for (int j0 = 0; j0 < Cfg::BN / 8; j0 += J) {
+    // The elementwise nodes, pair by pair; bias pairs loaded once for both
+    // rows. Columns beyond N: a whole block (groups lie in the tile), or,
+    // without a GroupNorm, single steps.
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int m = mTop + 8 * h;
-      if (M % Cfg::BM != 0 && m >= M)
-        continue;
-      float &a0 = acc[4 * j + 2 * h], &a1 = acc[4 * j + 2 * h + 1];
-      const i64 ii = static_cast<i64>(m) * N + n;
-      if constexpr (Vec == 2) {
-        float v[2] = {a0 + b0, a1 + b1};
-        pre(ii, v);
-        a0 = v[0], a1 = v[1];
-      } else {
-        float v[1] = {a0 + b0};
-        pre(ii, v);
-        a0 = v[0];
-        if (pair) {
-          v[0] = a1 + b1;
-          pre(ii + 1, v);
-          a1 = v[0];
-        }
-      }
-    }
-  }
-  if constexpr (G > 0) {
-    // Each group's G columns of a row: G / 4 values in each lane of a quad.
-    // Loops run over j (constant once unrolled) and index the per-group
-    // arrays by j / (G / 8): indices that depend on a group loop's counter
-    // put the accumulators in local memory.
-    constexpr int Groups = Cfg::BN / G, JPerGroup = G / 8;
-    constexpr float invN = 1.0f / G;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float mean[Groups], s1[Groups], s2[Groups];
-#pragma unroll
-      for (int g = 0; g < Groups; ++g)
-        mean[g] = 0.f, s1[g] = 0.f, s2[g] = 0.f;
-#pragma unroll
-      for (int j = 0; j < Cfg::BN / 8; ++j)
-        mean[j / JPerGroup] += acc[4 * j + 2 * h] + acc[4 * j + 2 * h + 1];
-#pragma unroll
-      for (int g = 0; g < Groups; ++g)
-        mean[g] = groupSum<4>(mean[g]) * invN;
-#pragma unroll
-      for (int j = 0; j < Cfg::BN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float d = acc[4 * j + 2 * h + e] - mean[j / JPerGroup];
-          s1[j / JPerGroup] += d;
-          s2[j / JPerGroup] += d * d;
-        }
-      GnStats st[Groups];
-#pragma unroll
-      for (int g = 0; g < Groups; ++g)
-        st[g] = gnFinishFloat(mean[g], groupSum<4>(s1[g]), groupSum<4>(s2[g]),
-                              invN, eps);
-#pragma unroll
-      for (int j = 0; j < Cfg::BN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const GnStats &t = st[j / JPerGroup];
-          float &a = acc[4 * j + 2 * h + e]; // as gnNormalize
-          a = fmaf(a - t.meanHi, t.rstd, t.lowShift);
-        }
-    }
-#pragma unroll
-    for (int j = 0; j < Cfg::BN / 8; ++j) {
+    for (int j = j0; j < j0 + J; ++j) {
       const int n = n0 + 8 * j + 2 * (lane % 4);
       if (N % Cfg::BN != 0 && n >= N)
-        continue; // a whole group beyond N: its statistics are unused
+        continue;
+      const bool pair = N % Cfg::BN == 0 || n + 1 < N;
+      const float b0 = HasBias ? bias[n] : 0.f;
+      const float b1 = HasBias && pair ? bias[n + 1] : 0.f;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int m = mTop + 8 * h;
         if (M % Cfg::BM != 0 && m >= M)
           continue;
+        float &a0 = acc[4 * j + 2 * h], &a1 = acc[4 * j + 2 * h + 1];
         const i64 ii = static_cast<i64>(m) * N + n;
         if constexpr (Vec == 2) {
-          float v[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};
-          post(ii, v);
+          float v[2] = {a0 + b0, a1 + b1};
+          pre(ii, v);
+          a0 = v[0], a1 = v[1];
         } else {
-          float v[1] = {acc[4 * j + 2 * h]};
-          post(ii, v);
-          if (n + 1 < N) {
-            v[0] = acc[4 * j + 2 * h + 1];
-            post(ii + 1, v);
+          float v[1] = {a0 + b0};
+          pre(ii, v);
+          a0 = v[0];
+          if (pair) {
+            v[0] = a1 + b1;
+            pre(ii + 1, v);
+            a1 = v[0];
+          }
+        }
+      }
+    }
+    if constexpr (G > 0) {
+      if (N % Cfg::BN != 0 && n0 + 8 * j0 >= N)
+        continue; // a whole group beyond N
+      // The group's G columns of a row: G / 4 values in each lane of a
+      // quad; two passes over the registers, as gnWarp.
+      constexpr float invN = 1.0f / G;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float sum = 0.f;
+#pragma unroll
+        for (int j = j0; j < j0 + J; ++j)
+          sum += acc[4 * j + 2 * h] + acc[4 * j + 2 * h + 1];
+        const float mean = groupSum<4>(sum) * invN;
+        float s1 = 0.f, s2 = 0.f;
+#pragma unroll
+        for (int j = j0; j < j0 + J; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float d = acc[4 * j + 2 * h + e] - mean;
+            s1 += d;
+            s2 += d * d;
+          }
+        const GnStats st =
+            gnFinishFloat(mean, groupSum<4>(s1), groupSum<4>(s2), invN, eps);
+#pragma unroll
+        for (int j = j0; j < j0 + J; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float &v = acc[4 * j + 2 * h + e]; // as gnNormalize
+            v = fmaf(v - st.meanHi, st.rstd, st.lowShift);
+          }
+      }
+#pragma unroll
+      for (int j = j0; j < j0 + J; ++j) {
+        const int n = n0 + 8 * j + 2 * (lane % 4);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int m = mTop + 8 * h;
+          if (M % Cfg::BM != 0 && m >= M)
+            continue;
+          const i64 ii = static_cast<i64>(m) * N + n;
+          if constexpr (Vec == 2) {
+            float v[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};
+            post(ii, v);
+          } else {
+            float v[1] = {acc[4 * j + 2 * h]};
+            post(ii, v);
+            if (n + 1 < N) {
+              v[0] = acc[4 * j + 2 * h + 1];
+              post(ii + 1, v);
+            }
           }
         }
       }
@@ -654,16 +652,23 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
   __syncthreads();
   const int role = threadIdx.x / 128;
   if (role == 0) {
-    // Registers: 72 for the producer, 208 for each consumer (TF32 keeps 128
-    // accumulators, 3xTF32 128 and 32 for x's parts); 128 * 72 + 256 * 208
-    // fits the SM's 64 Ki. ptxas
-    // allocates each role within its count: with 40 for the producer it
-    // spilled where N does not divide the tile.
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
+    // Registers (ptxas allocates each role within its count; 128 * 40 +
+    // 256 * 232 and 128 * 72 + 256 * 208 both fit the SM's 64 Ki): the
+    // consumers keep 128 accumulators (3xTF32: and 32 for x's parts) and
+    // the epilogue's values; the producer spilled on 40 where N does not
+    // divide the tile (its row counts), and the consumers of L2_37's
+    // epilogue on 208.
+    if constexpr (N % Cfg::BN == 0)
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    else
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
     wg::produce<Shape, Cfg>(x, w, ring, full, empty, m0, n0);
     return;
   }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
+  if constexpr (N % Cfg::BN == 0)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+  else
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
   const int c = role - 1;
   // Passes 1 never touches total: it costs no registers.
   float acc[Cfg::BN / 2], total[Cfg::BN / 2];
