@@ -98,7 +98,10 @@ void runCase(const char *dist, bool timeIt) {
   const int smem = kiln::wgmmaSharedBytes(BN, S, P);
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           smem));
-  const dim3 grid(kiln::wgmmaBlocks(M, N, BN));
+  // Persistent: a block per SM at most (as the scheduler launches it).
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const dim3 grid(std::min<long long>(kiln::wgmmaBlocks(M, N, BN), sms));
   CK(cudaMemset(y, 0xff, i64(M) * N * 4)); // NaN poison
   kernel<<<grid, 384, smem>>>(x, w, b, y);
   CK(cudaDeviceSynchronize());
@@ -288,7 +291,9 @@ static void epilogueTimes() {
   fillRandom<<<64, 256>>>(b, N, 3, -0.5f);
   fillRandom<<<64, 256>>>(p, 3 * N, 4, 0.f);
   const int smem = kiln::wgmmaSharedBytes(256, 4, 1);
-  const dim3 grid(kiln::wgmmaBlocks(M, N, 256));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const dim3 grid(std::min<long long>(kiln::wgmmaBlocks(M, N, 256), sms));
   Timer t;
   auto run4 = [&](const char *name, auto kernel) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -93,13 +93,19 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   s.set("bn", bn);
   s.set("stages", stages);
   s.set("passes", passes);
-  s.launch.grid = static_cast<unsigned>(blocks);
+  // Persistent: a block per SM at most, each running every grid-th tile
+  // (the next tile's slices load during the last one's epilogue).
+  s.launch.grid = static_cast<unsigned>(
+      std::min<long long>(blocks, std::max(1, t.multiprocessors)));
+  s.set("tiles", blocks);
   s.launch.block = kWgmmaThreads;
   s.launch.sharedBytes = static_cast<unsigned>(shared);
   s.archSpecific = true;
-  s.reason = fmt::format("{} tensor cores (wgmma), tiles of {}x{}, {} stages",
-                         accurate ? "3xTF32 (fp32-accurate)" : "TF32", kWgmmaBM,
-                         bn, stages);
+  s.reason = fmt::format(
+      "{} tensor cores (wgmma), {} tiles of {}x{} on {} persistent blocks, {} "
+      "stages",
+      accurate ? "3xTF32 (fp32-accurate)" : "TF32", blocks, kWgmmaBM, bn,
+      s.launch.grid, stages);
   return s;
 }
 

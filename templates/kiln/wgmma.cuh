@@ -14,17 +14,19 @@
 // has the figures). Passes 1 reads x and w as they are: the tensor cores
 // use the top 19 bits of each (TF32, truncated).
 //
-// One block owns a 128 x BN tile of y and has three warpgroups (384
-// threads). Warpgroup 0 is the producer: it copies 32-wide K slices of x and
-// w into a ring of `Stages` shared-memory buffers with cp.async (16 bytes a
-// thread, zero-filled outside the operands), 128-byte swizzled as wgmma
-// expects, splits them (Passes 3), and signals each full buffer on an
-// mbarrier. Warpgroups 1 and 2 are consumers: each multiplies 64 rows of
-// the tile with wgmma.mma_async m64nBNk8 (both operands K-major in shared
-// memory, as linear's are) and frees the buffer on another mbarrier.
-// The producer keeps Stages - 2 slices in flight ahead of the consumers.
+// A block computes 128 x BN tiles of y, one after another (persistent), and
+// has three warpgroups (384 threads). Warpgroup 0 is the producer: it copies
+// 32-wide K slices of x and w into a ring of `Stages` shared-memory buffers
+// with cp.async (16 bytes a thread, zero-filled outside the operands), 128-byte
+// swizzled as wgmma expects, splits them (Passes 3), and signals each full
+// buffer on an mbarrier. Warpgroups 1 and 2 are consumers: each multiplies 64
+// rows of the tile with wgmma.mma_async m64nBNk8 (both operands K-major in
+// shared memory, as linear's are) and frees the buffer on another mbarrier. The
+// producer keeps Stages - 2 slices in flight ahead of the consumers.
 //
-// Launch: block 384 (kWgmmaThreads), grid (wgmmaBlocks(M, N, BN)), dynamic
+// Launch: block 384 (kWgmmaThreads), grid (any number of blocks up to
+// wgmmaBlocks(M, N, BN): each runs every gridDim.x-th tile; the scheduler
+// launches one per SM), dynamic
 // shared memory wgmmaSharedBytes(BN, Stages, Passes) (over 48 KiB: the
 // host raises the kernel's limit). Declare the kernel with
 // __launch_bounds__(384, 1) (setmaxnreg needs it). Requires K % 4 == 0 (16
@@ -302,12 +304,23 @@ template <> struct Mma<256> {
   }
 };
 
-/// The producer warpgroup: fills the ring with K slices of x (rows m0...)
-/// and w (rows n0...), splits them (Passes 3), and marks them full.
+/// The tile `tile` of y: consecutive tiles are consecutive row tiles of one
+/// column tile, so the blocks running at once share w's slices in L2.
+template <int M, class Cfg>
+__device__ __forceinline__ void tileOrigin(int tile, int &m0, int &n0) {
+  constexpr int tilesM = (M + Cfg::BM - 1) / Cfg::BM;
+  m0 = tile % tilesM * Cfg::BM;
+  n0 = tile / tilesM * Cfg::BN;
+}
+
+/// The producer warpgroup: fills the ring with the K slices of x (rows
+/// m0...) and w (rows n0...) of each of this block's tiles in turn, splits
+/// them (Passes 3), and marks them full. The slices of the next tile are
+/// copied while the consumers run the last one's epilogue.
 template <class Shape, class Cfg>
 __device__ __forceinline__ void
 produce(const float *__restrict__ x, const float *__restrict__ w,
-        unsigned char *ring, u64 *full, u64 *empty, int m0, int n0) {
+        unsigned char *ring, u64 *full, u64 *empty, int tiles) {
   constexpr int M = Shape::M, N = Shape::N, K = Shape::K;
   constexpr int S = Cfg::kStages, Lag = Cfg::kLag;
   constexpr int T = (K + Cfg::BK - 1) / Cfg::BK;
@@ -317,18 +330,44 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
   // 16-byte chunk `chunk` of a row lies at chunk ^ (row % 8) in the row.
   const unsigned inRow =
       static_cast<unsigned>(row0 * 128 + ((chunk ^ (row0 % 8)) << 4));
-  // This thread's rows of x and w inside the operands: rows row0 + 16 i for
-  // i < rowsA (rowsB): one count each, not a predicate per row.
-  const int rowsA = M % Cfg::BM == 0 ? RowsA : (M - m0 - row0 + 15) / 16;
-  const int rowsB = N % Cfg::BN == 0 ? RowsB : (N - n0 - row0 + 15) / 16;
-  const float *xs = x + static_cast<i64>(m0 + row0) * K + chunk * 4;
-  const float *ws = w + static_cast<i64>(n0 + row0) * K + chunk * 4;
   const unsigned base = smem(ring);
-  for (int t = 0; t < T + Lag; ++t) {
-    if (t < T) {
-      const int s = t % S;
-      if (t >= S)
-        barrierWait(&empty[s], (t / S - 1) & 1);
+  // Slice u (counted over all of this block's tiles) has landed: split it
+  // and mark it full.
+  auto finish = [&](int u) {
+    const int s = u % S;
+    copyWait<Lag>();
+    if constexpr (Cfg::kPasses == 3) {
+      // Split the chunks of w this thread copied: big in place, small
+      // beside (x is split in the consumers' registers).
+      unsigned char *slot = ring + s * Cfg::kStageBytes + Cfg::kABytes + inRow;
+#pragma unroll 8
+      for (int i = 0; i < RowsB; ++i) {
+        float4 *big = reinterpret_cast<float4 *>(slot + i * 2048);
+        float4 *small =
+            reinterpret_cast<float4 *>(slot + i * 2048 + Cfg::kBBytes);
+        float4 hi, lo;
+        split(*big, hi, lo);
+        *big = hi;
+        *small = lo;
+      }
+    }
+    fenceAsyncProxy();
+    barrierArrive(&full[s]);
+  };
+  int it = 0; // slices issued
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int m0, n0;
+    tileOrigin<M, Cfg>(tile, m0, n0);
+    // This thread's rows of x and w inside the operands: rows row0 + 16 i
+    // for i < rowsA (rowsB): one count each, not a predicate per row.
+    const int rowsA = M % Cfg::BM == 0 ? RowsA : (M - m0 - row0 + 15) / 16;
+    const int rowsB = N % Cfg::BN == 0 ? RowsB : (N - n0 - row0 + 15) / 16;
+    const float *xs = x + static_cast<i64>(m0 + row0) * K + chunk * 4;
+    const float *ws = w + static_cast<i64>(n0 + row0) * K + chunk * 4;
+    for (int t = 0; t < T; ++t, ++it) {
+      const int s = it % S;
+      if (it >= S)
+        barrierWait(&empty[s], (it / S - 1) & 1);
       const unsigned a = base + s * Cfg::kStageBytes + inRow;
       const unsigned b = a + Cfg::kABytes;
       const int k = t * Cfg::BK;
@@ -347,30 +386,16 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
         copy16(b + i * 2048, in ? ws + static_cast<i64>(16 * i) * K + k : w,
                in);
       }
+      copyCommit();
+      if (it >= Lag)
+        finish(it - Lag);
     }
-    copyCommit(); // empty groups at the end keep the count uniform
-    if (t >= Lag) {
-      const int u = t - Lag, s = u % S;
-      copyWait<Lag>();
-      if constexpr (Cfg::kPasses == 3) {
-        // Split the chunks of w this thread copied: big in place, small
-        // beside (x is split in the consumers' registers).
-        unsigned char *slot =
-            ring + s * Cfg::kStageBytes + Cfg::kABytes + inRow;
-#pragma unroll 8
-        for (int i = 0; i < RowsB; ++i) {
-          float4 *big = reinterpret_cast<float4 *>(slot + i * 2048);
-          float4 *small =
-              reinterpret_cast<float4 *>(slot + i * 2048 + Cfg::kBBytes);
-          float4 hi, lo;
-          split(*big, hi, lo);
-          *big = hi;
-          *small = lo;
-        }
-      }
-      fenceAsyncProxy();
-      barrierArrive(&full[s]);
-    }
+  }
+  // The last Lag slices; empty groups keep copyWait's count uniform.
+  for (int d = 0; d < Lag; ++d, ++it) {
+    copyCommit();
+    if (it >= Lag)
+      finish(it - Lag);
   }
 }
 
@@ -408,7 +433,7 @@ __device__ __forceinline__ void splitFragments(const unsigned char *rows, int g,
 /// was a little more accurate, but with x in registers it does not fit.)
 template <class Shape, class Cfg>
 __device__ __forceinline__ void
-consume(unsigned char *ring, u64 *full, u64 *empty, int c,
+consume(unsigned char *ring, u64 *full, u64 *empty, int c, int &it,
         float (&acc)[Cfg::BN / 2], float (&total)[Cfg::BN / 2]) {
   constexpr int K = Shape::K, S = Cfg::kStages;
   constexpr int T = (K + Cfg::BK - 1) / Cfg::BK;
@@ -417,9 +442,11 @@ consume(unsigned char *ring, u64 *full, u64 *empty, int c,
   const int lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
   const bool leader = lane == 0;
   int held = -1; // Passes 1: the slot still read by the wgmma in flight
-  for (int t = 0; t < T; ++t) {
-    const int s = t % S;
-    barrierWait(&full[s], (t / S) & 1);
+  // `it` counts the slices over all of this block's tiles (the ring's
+  // phases run on across tiles).
+  for (int t = 0; t < T; ++t, ++it) {
+    const int s = it % S;
+    barrierWait(&full[s], (it / S) & 1);
     const unsigned a = smem(ring) + s * Cfg::kStageBytes + c * 64 * 128;
     const unsigned b = smem(ring) + s * Cfg::kStageBytes + Cfg::kABytes;
     if constexpr (Cfg::kPasses == 3) {
@@ -638,11 +665,8 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
   unsigned char *ring = reinterpret_cast<unsigned char *>(
       (reinterpret_cast<unsigned long long>(wgmmaShared) + kWgmmaAlign - 1) &
       ~static_cast<unsigned long long>(kWgmmaAlign - 1));
-  // Consecutive blocks take consecutive row tiles of one column tile: the
-  // blocks running at once share w's slices in L2.
-  constexpr int tilesM = (M + Cfg::BM - 1) / Cfg::BM;
-  const int m0 = static_cast<int>(blockIdx.x % tilesM) * Cfg::BM;
-  const int n0 = static_cast<int>(blockIdx.x / tilesM) * Cfg::BN;
+  // Persistent: block b runs tiles b, b + gridDim.x, ... (tileOrigin).
+  constexpr int tiles = static_cast<int>(wgmmaBlocks(M, N, Cfg::BN));
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       wg::barrierInit(&full[s], 128);
@@ -662,7 +686,7 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
       asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     else
       asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
-    wg::produce<Shape, Cfg>(x, w, ring, full, empty, m0, n0);
+    wg::produce<Shape, Cfg>(x, w, ring, full, empty, tiles);
     return;
   }
   if constexpr (N % Cfg::BN == 0)
@@ -670,13 +694,18 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
   else
     asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
   const int c = role - 1;
-  // Passes 1 never touches total: it costs no registers.
-  float acc[Cfg::BN / 2], total[Cfg::BN / 2];
+  int it = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int m0, n0;
+    wg::tileOrigin<M, Cfg>(tile, m0, n0);
+    // Passes 1 never touches total: it costs no registers.
+    float acc[Cfg::BN / 2], total[Cfg::BN / 2];
 #pragma unroll
-  for (int i = 0; i < Cfg::BN / 2; ++i)
-    acc[i] = 0.f, total[i] = 0.f;
-  wg::consume<Shape, Cfg>(ring, full, empty, c, acc, total);
-  wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, m0, n0, c, bias, pre, post, eps);
+    for (int i = 0; i < Cfg::BN / 2; ++i)
+      acc[i] = 0.f, total[i] = 0.f;
+    wg::consume<Shape, Cfg>(ring, full, empty, c, it, acc, total);
+    wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, m0, n0, c, bias, pre, post, eps);
+  }
 #else
   (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps;
   __trap(); // never scheduled off sm_90a
