@@ -1,0 +1,224 @@
+//===- ContractionEpilogueTest.cpp - What fuses into the wgmma linear -----===//
+//
+// No GPU needed: plans only. When the partitioner is told that a linear's
+// kernel takes an epilogue (contractionTakesEpilogue: the tensor-core
+// linear on sm_90 at the given precision), the elementwise f32 nodes over
+// its result shape that follow it join its group, then a group_norm whose
+// groups lie in one tile, then the elementwise nodes after that which read
+// only the normalised values. Anything else stays in a kernel of its own.
+//
+//===----------------------------------------------------------------------===//
+#include "Parser.h"
+#include "Pipeline.h"
+#include "schedule/Scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+namespace kiln {
+namespace {
+
+/// A plan with the graph its groups point into.
+struct Planned {
+  std::unique_ptr<Graph> graph;
+  FusionPlan plan;
+};
+
+/// The plan of `text` with the pipeline's callback for `arch` at
+/// `precision`, or with default PartitionOptions (no callback).
+Planned planOf(const std::string &text, const std::string &arch = "sm_90",
+               MatmulPrecision precision = MatmulPrecision::Highest,
+               bool callback = true) {
+  Planned out;
+  auto g = parseGraph(text, "epilogue.kg");
+  if (!g) {
+    ADD_FAILURE() << llvm::toString(g.takeError());
+    return out;
+  }
+  auto spec = prepareForExecution(**g, {});
+  if (!spec) {
+    ADD_FAILURE() << llvm::toString(spec.takeError());
+    return out;
+  }
+  out.graph = std::move(*spec);
+  PartitionOptions opts;
+  const TargetInfo target = defaultTarget(arch);
+  if (callback)
+    opts.contractionEpilogue = [=](const Node &anchor, const Node *norm) {
+      return contractionTakesEpilogue(anchor, norm, target, precision);
+    };
+  out.plan = partitionGraph(*out.graph, opts);
+  return out;
+}
+
+/// "a, b": the result names of `nodes`.
+std::string names(const std::vector<const Node *> &nodes) {
+  std::string s;
+  for (const Node *n : nodes)
+    s += (s.empty() ? "" : ", ") + n->result()->name();
+  return s;
+}
+
+std::string names(const std::vector<const Value *> &values) {
+  std::string s;
+  for (const Value *v : values)
+    s += (s.empty() ? "" : ", ") + v->name();
+  return s;
+}
+
+std::string nameOf(const Node *n) { return n ? n->result()->name() : "-"; }
+
+/// L2_37's pattern: linear [8, k] x [n, k]^T, swish, + bias, group_norm.
+std::string l2_37(int64_t k, int64_t n, int64_t groups) {
+  return fmt::format("graph l2_37(x: f32[8, {0}]) {{\n"
+                     "  param w: f32[{1}, {0}] = zeros\n"
+                     "  param b: f32[{1}] = zeros\n"
+                     "  param bias: f32[{1}] = zeros\n"
+                     "  param gamma: f32[{1}] = ones\n"
+                     "  param beta: f32[{1}] = zeros\n"
+                     "  y = linear(x, w, b)\n"
+                     "  s = mul(sigmoid(y), y)\n"
+                     "  z = add(s, bias)\n"
+                     "  out = group_norm(z, gamma, beta, groups={2})\n"
+                     "  return out\n}}\n",
+                     k, n, groups);
+}
+
+/// A linear [8, 512] x [n, 512]^T into y, then `body`.
+std::string linearThen(int64_t n, const std::string &body,
+                       const std::string &inputs = "") {
+  return fmt::format("graph l(x: f32[8, 512]{2}) {{\n"
+                     "  param w: f32[{0}, 512] = zeros\n"
+                     "  y = linear(x, w)\n{1}}}\n",
+                     n, body, inputs);
+}
+
+TEST(ContractionEpilogue, L2_37SwishBiasAndGroupNormFuse) {
+  Planned p = planOf(l2_37(512, 256, 4)); // groups of 64 columns
+  ASSERT_EQ(p.plan.groups.size(), 1u);
+  const FusionGroup &g = p.plan.groups[0];
+  EXPECT_EQ(g.kind, GroupKind::Contraction);
+  EXPECT_EQ(nameOf(g.anchor), "y");
+  EXPECT_EQ(names(g.epilogue), "%0, s, z");
+  EXPECT_EQ(nameOf(g.norm), "out");
+  EXPECT_TRUE(g.normEpilogue.empty());
+  EXPECT_EQ(names(g.inputs), "x, w, b, bias, gamma, beta");
+  EXPECT_EQ(names(g.outputs), "out");
+}
+
+TEST(ContractionEpilogue, L2_62NodesAfterTheGroupNormFuse) {
+  Planned p =
+      planOf(linearThen(256, "  g = group_norm(y, groups=16)\n"
+                             "  l = leaky_relu(g, negative_slope=0.01)\n"
+                             "  out = add(l, l)\n  return out\n"));
+  ASSERT_EQ(p.plan.groups.size(), 1u);
+  const FusionGroup &g = p.plan.groups[0];
+  EXPECT_TRUE(g.epilogue.empty());
+  EXPECT_EQ(nameOf(g.norm), "g");
+  EXPECT_EQ(names(g.normEpilogue), "l, out");
+  EXPECT_EQ(names(g.outputs), "out");
+}
+
+// A group_norm fuses only when each group's columns are a multiple of 8
+// that divides 128 (a group lies in one tile, over whole 8-column blocks).
+TEST(ContractionEpilogue, GroupNormFusesOnlyWithGroupsInATile) {
+  const struct {
+    int64_t n, groups;
+    bool fuses;
+  } cases[] = {{256, 2, true},   // 128 columns
+               {256, 32, true},  // 8
+               {256, 1, false},  // 256: wider than a tile
+               {96, 8, false},   // 12: neither
+               {64, 16, false},  // 4: not a multiple of 8
+               {192, 8, false}}; // 24: does not divide 128
+  for (const auto &c : cases) {
+    SCOPED_TRACE(fmt::format("N = {}, {} groups", c.n, c.groups));
+    Planned p = planOf(l2_37(512, c.n, c.groups));
+    ASSERT_EQ(p.plan.groups.size(), c.fuses ? 1u : 2u);
+    const FusionGroup &g = p.plan.groups[0];
+    EXPECT_EQ(names(g.epilogue), "%0, s, z");
+    if (c.fuses) {
+      EXPECT_EQ(nameOf(g.norm), "out");
+      continue;
+    }
+    EXPECT_EQ(g.norm, nullptr);
+    EXPECT_EQ(names(g.outputs), "z");
+    EXPECT_EQ(p.plan.groups[1].kind, GroupKind::GroupNorm);
+    EXPECT_EQ(nameOf(p.plan.groups[1].anchor), "out");
+  }
+}
+
+// On a [B, T, N] result the group_norm's channels are T, not the linear's
+// columns: the epilogue cannot normalise it (T / groups = 8 would pass the
+// column test).
+TEST(ContractionEpilogue, GroupNormOfARank3LinearStaysOut) {
+  Planned p = planOf("graph l(x: f32[2, 16, 512]) {\n"
+                     "  param w: f32[64, 512] = zeros\n"
+                     "  y = linear(x, w)\n  r = relu(y)\n"
+                     "  out = group_norm(r, groups=2)\n  return out\n}\n");
+  ASSERT_EQ(p.plan.groups.size(), 2u);
+  EXPECT_EQ(names(p.plan.groups[0].epilogue), "r");
+  EXPECT_EQ(p.plan.groups[0].norm, nullptr);
+  EXPECT_EQ(p.plan.groups[1].kind, GroupKind::GroupNorm);
+}
+
+// After the group_norm the pre-norm values are gone from the kernel's
+// registers: a node reading one of them runs in a kernel of its own, and
+// the contraction's group writes that value.
+TEST(ContractionEpilogue, NodeReadingThePreNormValueStaysOut) {
+  Planned p = planOf(linearThen(256, "  g = group_norm(y, groups=16)\n"
+                                     "  out = add(g, y)\n  return out\n"));
+  ASSERT_EQ(p.plan.groups.size(), 2u);
+  const FusionGroup &g = p.plan.groups[0];
+  EXPECT_EQ(nameOf(g.norm), "g");
+  EXPECT_TRUE(g.normEpilogue.empty());
+  EXPECT_EQ(names(g.outputs), "y, g");
+  EXPECT_EQ(p.plan.groups[1].kind, GroupKind::Pointwise);
+  EXPECT_EQ(names(p.plan.groups[1].prologue), "out");
+}
+
+// The epilogue computes and stores f32 only: a node with an f16 operand
+// stays out, while the f32 node before it fuses.
+TEST(ContractionEpilogue, NodeWithAnF16OperandStaysOut) {
+  Planned p = planOf(linearThen(256,
+                                "  r = relu(y)\n  z = add(r, h)\n"
+                                "  return z\n",
+                                ", h: f16[256]"));
+  ASSERT_EQ(p.plan.groups.size(), 2u);
+  EXPECT_EQ(names(p.plan.groups[0].epilogue), "r");
+  EXPECT_EQ(names(p.plan.groups[0].outputs), "r");
+  EXPECT_EQ(names(p.plan.groups[1].prologue), "z");
+}
+
+// Without the callback, or where the linear runs FFMA (sm_80; highest
+// below K = 512), the linear stays alone and the GroupNorm kernel takes
+// the swish and the bias as its prologue.
+TEST(ContractionEpilogue, LinearStaysAloneWithoutTensorCoreEpilogue) {
+  const struct {
+    std::string what, arch;
+    int64_t k;
+    MatmulPrecision precision;
+    bool callback;
+  } cases[] = {
+      {"no callback", "sm_90", 512, MatmulPrecision::High, false},
+      {"sm_80 highest", "sm_80", 512, MatmulPrecision::Highest, true},
+      {"sm_80 high", "sm_80", 512, MatmulPrecision::High, true},
+      {"highest, K = 256", "sm_90", 256, MatmulPrecision::Highest, true},
+      {"highest, K = 508", "sm_90", 508, MatmulPrecision::Highest, true}};
+  for (const auto &c : cases) {
+    SCOPED_TRACE(c.what);
+    Planned p = planOf(l2_37(c.k, 256, 4), c.arch, c.precision, c.callback);
+    ASSERT_EQ(p.plan.groups.size(), 2u);
+    EXPECT_EQ(names(p.plan.groups[0].nodes()), "y");
+    EXPECT_EQ(p.plan.groups[1].kind, GroupKind::GroupNorm);
+    EXPECT_EQ(names(p.plan.groups[1].prologue), "%0, s, z");
+  }
+  // TF32 at the same K takes the epilogue.
+  Planned high = planOf(l2_37(256, 256, 4), "sm_90", MatmulPrecision::High);
+  ASSERT_EQ(high.plan.groups.size(), 1u);
+  EXPECT_EQ(nameOf(high.plan.groups[0].norm), "out");
+}
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,137 @@
+//===- WgmmaEmitTest.cpp - The tensor-core linear's kernel and its arch ---===//
+//
+// No GPU, no NVRTC: graphs are compiled with generateOnly. A linear with a
+// fused epilogue renders kiln::wgmmaLinear with the epilogue's vector width
+// and group columns, is marked arch-specific, and its NVRTC request asks
+// for sm_90a; the graph's other kernels stay on plain sm_90.
+//
+//===----------------------------------------------------------------------===//
+#include "Engine.h"
+#include "OfflineOptions.h"
+#include "Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+namespace kiln {
+namespace {
+
+/// L2_37's pattern (linear [8, k] x [256, k]^T, swish, + bias, group_norm
+/// in groups of 64 columns), then `more` before the return of `outs`.
+std::string l2_37(int64_t k, const std::string &more = "",
+                  const std::string &outs = "out") {
+  return fmt::format("graph l2_37(x: f32[8, {0}]) {{\n"
+                     "  param w: f32[256, {0}] = zeros\n"
+                     "  param b: f32[256] = zeros\n"
+                     "  param bias: f32[256] = zeros\n"
+                     "  param gamma: f32[256] = ones\n"
+                     "  param beta: f32[256] = zeros\n"
+                     "  y = linear(x, w, b)\n"
+                     "  s = mul(sigmoid(y), y)\n"
+                     "  z = add(s, bias)\n"
+                     "  out = group_norm(z, gamma, beta, groups=4)\n"
+                     "{1}  return {2}\n}}\n",
+                     k, more, outs);
+}
+
+/// The kernels of `text` for x of `shape`, generated for `arch` at
+/// `precision`.
+std::vector<EmittedKernel>
+kernelsOf(const std::string &text, const llvm::SmallVector<int64_t, 6> &shape,
+          const std::string &arch = "sm_90",
+          MatmulPrecision precision = MatmulPrecision::Highest) {
+  auto g = parseGraph(text, "wgmma_emit.kg");
+  if (!g) {
+    ADD_FAILURE() << llvm::toString(g.takeError());
+    return {};
+  }
+  CompileOptions opts = offlineOptions(/*generateOnly=*/true, arch);
+  opts.matmulPrecision = precision;
+  auto exe = Executable::compile(**g, {shape}, opts);
+  if (!exe) {
+    ADD_FAILURE() << llvm::toString(exe.takeError());
+    return {};
+  }
+  return (*exe)->kernels();
+}
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(WgmmaEmit, L2_37RendersTheGroupNormEpilogueForSm90a) {
+  auto ks = kernelsOf(l2_37(512), {8, 512});
+  ASSERT_EQ(ks.size(), 1u);
+  const EmittedKernel &k = ks[0];
+  EXPECT_TRUE(contains(k.source, "kiln::WgmmaEpilogue<2, 64>")) << k.source;
+  EXPECT_TRUE(contains(k.source, "kiln::WgmmaConfig<128, 4, 3>")) << k.source;
+  EXPECT_TRUE(contains(k.name, "gemm_linear_sigmoid_mul_add_group_norm"))
+      << k.name;
+  EXPECT_TRUE(k.archSpecific);
+  EXPECT_EQ(compileRequest(k, "sm_90", {}).arch, "sm_90a");
+  // An arch that already is the "a" one stays as it is.
+  EXPECT_EQ(compileRequest(k, "sm_90a", {}).arch, "sm_90a");
+}
+
+// An odd N allows no pairs of columns: one column at a time, no
+// group_norm.
+TEST(WgmmaEmit, OddNRendersOneColumnAtATime) {
+  auto ks = kernelsOf("graph l(x: f32[8, 512]) {\n"
+                      "  param w: f32[63, 512] = zeros\n"
+                      "  y = linear(x, w)\n  r = relu(y)\n  return r\n}\n",
+                      {8, 512});
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_TRUE(contains(ks[0].source, "WgmmaEpilogue<1, 0>")) << ks[0].source;
+  EXPECT_TRUE(ks[0].archSpecific);
+}
+
+// Only the tensor-core kernel is compiled for sm_90a: the reduction after
+// it in the same graph is not.
+TEST(WgmmaEmit, OnlyTheTensorCoreKernelAsksForSm90a) {
+  auto ks =
+      kernelsOf(l2_37(512, "  m = sum(out, dim=1)\n", "out, m"), {8, 512});
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_TRUE(contains(ks[0].source, "kiln::wgmmaLinear<")) << ks[0].source;
+  EXPECT_TRUE(ks[0].archSpecific);
+  EXPECT_EQ(compileRequest(ks[0], "sm_90", {}).arch, "sm_90a");
+  EXPECT_FALSE(contains(ks[1].source, "wgmma")) << ks[1].source;
+  EXPECT_FALSE(ks[1].archSpecific);
+  EXPECT_EQ(compileRequest(ks[1], "sm_90", {}).arch, "sm_90");
+}
+
+// CompileOptions::matmulPrecision reaches both the partitioner and the
+// scheduler: at K = 256 highest keeps FFMA (two kernels, none for sm_90a)
+// and high fuses everything into a TF32 kernel of 256-column tiles.
+TEST(WgmmaEmit, MatmulPrecisionPicksTheKernel) {
+  auto highest = kernelsOf(l2_37(256), {8, 256});
+  ASSERT_EQ(highest.size(), 2u);
+  EXPECT_TRUE(contains(highest[0].source, "kiln::gemmNT<"))
+      << highest[0].source;
+  for (const EmittedKernel &k : highest) {
+    EXPECT_FALSE(k.archSpecific) << k.name;
+    EXPECT_EQ(compileRequest(k, "sm_90", {}).arch, "sm_90");
+  }
+  auto high = kernelsOf(l2_37(256), {8, 256}, "sm_90", MatmulPrecision::High);
+  ASSERT_EQ(high.size(), 1u);
+  EXPECT_TRUE(contains(high[0].source, "kiln::WgmmaConfig<256, 4, 1>"))
+      << high[0].source;
+  EXPECT_TRUE(contains(high[0].source, "kiln::WgmmaEpilogue<2, 64>"));
+  EXPECT_TRUE(high[0].archSpecific);
+}
+
+// On sm_80 nothing is arch-specific, at any precision.
+TEST(WgmmaEmit, Sm80KernelsAreNotArchSpecific) {
+  for (MatmulPrecision p : {MatmulPrecision::Highest, MatmulPrecision::High}) {
+    auto ks = kernelsOf(l2_37(512), {8, 512}, "sm_80", p);
+    ASSERT_EQ(ks.size(), 2u) << precisionName(p).str();
+    for (const EmittedKernel &k : ks) {
+      EXPECT_FALSE(k.archSpecific) << k.name;
+      EXPECT_FALSE(contains(k.source, "wgmma")) << k.name;
+      EXPECT_EQ(compileRequest(k, "sm_80", {}).arch, "sm_80");
+    }
+  }
+}
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,175 @@
+//===- WgmmaScheduleTest.cpp - When linear runs on Hopper's tensor cores --===//
+//
+// No GPU, no code generation: a linear alone in its group is scheduled for
+// a target and a matmul precision, and the choice between the tensor-core
+// kernel (wgmmaLinear: 3xTF32 at highest from K = 512, TF32 at high and
+// medium) and the FFMA one (gemmNT) is checked as data, with the tiles, the
+// ring's stages, the launch shape and the shared memory it asks for.
+//
+//===----------------------------------------------------------------------===//
+#include "Parser.h"
+#include "Pipeline.h"
+#include "schedule/Scheduler.h"
+
+#include "kiln/tiling.cuh"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+namespace kiln {
+namespace {
+
+constexpr MatmulPrecision kAllPrecisions[] = {
+    MatmulPrecision::Highest, MatmulPrecision::High, MatmulPrecision::Medium};
+
+/// The schedule of y = linear(x, w) for x f32[m, k], w f32[n, k] on `arch`'s
+/// default target at `precision`.
+Schedule linearSchedule(int64_t k, int64_t n, MatmulPrecision precision,
+                        const std::string &arch = "sm_90", int64_t m = 8) {
+  const std::string text = fmt::format("graph l(x: f32[{0}, {1}]) {{\n"
+                                       "  param w: f32[{2}, {1}] = zeros\n"
+                                       "  y = linear(x, w)\n  return y\n}}\n",
+                                       m, k, n);
+  auto g = parseGraph(text, "wgmma.kg");
+  if (!g) {
+    ADD_FAILURE() << llvm::toString(g.takeError());
+    return {};
+  }
+  auto spec = prepareForExecution(**g, {});
+  if (!spec) {
+    ADD_FAILURE() << llvm::toString(spec.takeError());
+    return {};
+  }
+  FusionPlan plan = partitionGraph(**spec);
+  if (plan.groups.size() != 1) {
+    ADD_FAILURE() << plan.groups.size() << " groups for a lone linear";
+    return {};
+  }
+  auto s = scheduleGroup(plan.groups[0], defaultTarget(arch), precision);
+  if (!s) {
+    ADD_FAILURE() << llvm::toString(s.takeError());
+    return {};
+  }
+  return std::move(*s);
+}
+
+bool hasParam(const Schedule &s, llvm::StringRef name) {
+  return llvm::any_of(s.params,
+                      [&](const ScheduleParam &p) { return p.name == name; });
+}
+
+/// Checks that `s` is the FFMA linear, for no "a" arch.
+void expectFfma(const Schedule &s, const std::string &what) {
+  EXPECT_EQ(s.kernel, "gemmNT") << what << ": " << s.str();
+  EXPECT_FALSE(s.archSpecific) << what;
+  EXPECT_FALSE(hasParam(s, "passes")) << what;
+  EXPECT_EQ(s.launch.sharedBytes, 0u) << what;
+}
+
+// At highest, from K = 512 (kMin3xTf32K), 3xTF32: three passes in tiles of
+// 128 columns (three accumulators leave no room for 256), a ring of four
+// stages, a producer warpgroup and two consumers, compiled for sm_90a.
+TEST(WgmmaSchedule, HighestFromK512Runs3xTf32) {
+  const Schedule s = linearSchedule(512, 64, MatmulPrecision::Highest);
+  EXPECT_EQ(s.kernel, "wgmmaLinear") << s.str();
+  EXPECT_EQ(s.get("passes"), 3);
+  EXPECT_EQ(s.get("bn"), 128);
+  EXPECT_EQ(s.get("stages"), 4);
+  EXPECT_EQ(s.launch.block, 384u);
+  EXPECT_EQ(s.launch.sharedBytes,
+            static_cast<unsigned>(wgmmaSharedBytes(128, 4, 3)));
+  EXPECT_EQ(s.launch.grid, 1u);
+  EXPECT_TRUE(s.archSpecific);
+  EXPECT_NE(s.reason.find("3xTF32"), std::string::npos) << s.reason;
+
+  // Wider than 128 columns: still 128-column tiles, one block per tile.
+  const Schedule wide =
+      linearSchedule(1024, 300, MatmulPrecision::Highest, "sm_90", 200);
+  EXPECT_EQ(wide.kernel, "wgmmaLinear");
+  EXPECT_EQ(wide.get("bn"), 128);
+  EXPECT_EQ(wide.get("stages"), 4);
+  EXPECT_EQ(wide.launch.grid, 2u * 3);
+
+  // sm_90a is Hopper too.
+  EXPECT_EQ(linearSchedule(512, 64, MatmulPrecision::Highest, "sm_90a").kernel,
+            "wgmmaLinear");
+}
+
+// Below K = 512, FFMA is as accurate as 3xTF32 and costs little: highest
+// keeps it there, while high takes the tensor cores at the same K.
+TEST(WgmmaSchedule, HighestBelowK512KeepsFfma) {
+  expectFfma(linearSchedule(256, 64, MatmulPrecision::Highest), "K = 256");
+  expectFfma(linearSchedule(508, 64, MatmulPrecision::Highest), "K = 508");
+  EXPECT_EQ(linearSchedule(508, 64, MatmulPrecision::High).kernel,
+            "wgmmaLinear");
+}
+
+// TF32 (one pass) needs only K % 4 == 0, however small K is.
+TEST(WgmmaSchedule, HighRunsTf32FromAnyK) {
+  const Schedule s = linearSchedule(4, 64, MatmulPrecision::High);
+  EXPECT_EQ(s.kernel, "wgmmaLinear") << s.str();
+  EXPECT_EQ(s.get("passes"), 1);
+  EXPECT_TRUE(s.archSpecific);
+  EXPECT_NE(s.reason.find("TF32 tensor cores"), std::string::npos) << s.reason;
+  EXPECT_EQ(s.reason.find("3xTF32"), std::string::npos) << s.reason;
+}
+
+// TF32 takes 256-column tiles (4 stages) once the output is wider than 128
+// columns, else 128-column tiles with a deeper ring (6 stages).
+TEST(WgmmaSchedule, HighTileWidthFollowsN) {
+  const Schedule wide =
+      linearSchedule(64, 129, MatmulPrecision::High, "sm_90", 300);
+  EXPECT_EQ(wide.get("bn"), 256);
+  EXPECT_EQ(wide.get("stages"), 4);
+  EXPECT_EQ(wide.launch.sharedBytes,
+            static_cast<unsigned>(wgmmaSharedBytes(256, 4, 1)));
+  EXPECT_EQ(wide.launch.grid,
+            static_cast<unsigned>(wgmmaBlocks(300, 129, 256)));
+  EXPECT_EQ(wide.launch.grid, 3u);
+
+  const Schedule narrow =
+      linearSchedule(64, 128, MatmulPrecision::High, "sm_90", 300);
+  EXPECT_EQ(narrow.get("bn"), 128);
+  EXPECT_EQ(narrow.get("stages"), 6);
+  EXPECT_EQ(narrow.launch.sharedBytes,
+            static_cast<unsigned>(wgmmaSharedBytes(128, 6, 1)));
+  EXPECT_EQ(narrow.launch.grid, 3u);
+}
+
+// The tensor-core kernel copies 16-byte rows of x and w: K % 4 != 0 runs
+// FFMA whatever the precision, as does K = 0 (the output is the bias).
+TEST(WgmmaSchedule, KThatIsNotAMultipleOf4OrZeroKeepsFfma) {
+  for (MatmulPrecision p : kAllPrecisions) {
+    const std::string name = precisionName(p).str();
+    expectFfma(linearSchedule(514, 64, p), name + ", K = 514");
+    expectFfma(linearSchedule(1023, 256, p), name + ", K = 1023");
+    expectFfma(linearSchedule(6, 64, p), name + ", K = 6");
+    expectFfma(linearSchedule(0, 64, p), name + ", K = 0");
+  }
+}
+
+// Before Hopper there is no wgmma: FFMA at every precision.
+TEST(WgmmaSchedule, Sm80KeepsFfmaAtEveryPrecision) {
+  for (MatmulPrecision p : kAllPrecisions)
+    expectFfma(linearSchedule(1024, 256, p, "sm_80"), precisionName(p).str());
+}
+
+// Medium allows bf16 products, which Kiln does not have yet: it runs TF32,
+// exactly as high does.
+TEST(WgmmaSchedule, MediumSchedulesAsHigh) {
+  const struct {
+    int64_t k, n;
+  } shapes[] = {{4, 64}, {256, 128}, {512, 129}, {1024, 512}, {6, 64}};
+  for (const auto &sh : shapes) {
+    const Schedule high = linearSchedule(sh.k, sh.n, MatmulPrecision::High);
+    const Schedule medium = linearSchedule(sh.k, sh.n, MatmulPrecision::Medium);
+    EXPECT_EQ(medium.str(), high.str()) << "K = " << sh.k << ", N = " << sh.n;
+    EXPECT_EQ(medium.archSpecific, high.archSpecific);
+  }
+}
+
+} // namespace
+} // namespace kiln
