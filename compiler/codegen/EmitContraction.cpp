@@ -50,7 +50,6 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
   // pre: y -> the epilogue -> (the group_norm's input in v).
   std::string pre = fmt::format("    const {} ii = i;\n    (void)ii;\n", idxT);
   ExprEmitter pe(domain, vec, "ii", param);
-  pe.setReadOnlyLoads(true);
   pe.bind(y, "v");
   llvm::SmallVector<const Value *, 4> live;
   for (const Node *e : g.epilogue)
@@ -82,10 +81,9 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
     auto affine = [&](const Value *p, const char *var) {
       if (!p)
         return;
-      post +=
-          fmt::format("    float {}[{}];\n    kiln::loadVecRO<{}>({} + ii % "
-                      "{}, {});\n",
-                      var, vec, vec, pl.of(p), l.n, var);
+      post += fmt::format("    float {}[{}];\n    kiln::loadVec<{}>({} + ii % "
+                          "{}, {});\n",
+                          var, vec, vec, pl.of(p), l.n, var);
     };
     affine(gamma, "gw");
     affine(beta, "gb");
@@ -97,7 +95,6 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
                         "    for (int l = 0; l < {}; ++l) gy[l] = {};\n",
                         vec, gn.result()->name(), vec, expr);
     ExprEmitter po(domain, vec, "ii", param);
-    po.setReadOnlyLoads(true);
     po.bind(gn.result(), "gy");
     llvm::SmallVector<const Value *, 4> postLive;
     for (const Node *e : g.normEpilogue)

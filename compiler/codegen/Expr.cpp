@@ -119,18 +119,16 @@ std::string ExprEmitter::get(const Value *v, std::string &out) {
     const int64_t size = s[inner - 1 - off].size;
     innerLive = size == domain_[inner - 1].size && size > 1;
   }
-  const bool ro = readOnly_ && v->dtype() == DType::F32;
-  const std::string scalar =
-      ro ? fmt::format("__ldg({} + {})", p, bi) : loadScalar(v, p, bi);
   if (vec_ == 1)
-    out += fmt::format("    float {}[1] = {{{}}};\n", a, scalar);
+    out += fmt::format("    float {}[1] = {{{}}};\n", a, loadScalar(v, p, bi));
   else if (innerLive)
-    out += fmt::format("    float {}[{}];\n    kiln::{}<{}>({} + {}, {});\n", a,
-                       vec_, ro ? "loadVecRO" : "loadVec", vec_, p, bi, a);
+    out +=
+        fmt::format("    float {}[{}];\n    kiln::loadVec<{}>({} + {}, {});\n",
+                    a, vec_, vec_, p, bi, a);
   else
     out += fmt::format("    float {}[{}];\n    {{ const float t = {};\n"
                        "      for (int l = 0; l < {}; ++l) {}[l] = t; }}\n",
-                       a, vec_, scalar, vec_, a);
+                       a, vec_, loadScalar(v, p, bi), vec_, a);
   arrays_[v] = a;
   return a;
 }

@@ -77,11 +77,6 @@ public:
   void store(const Value *v, const std::string &dstParam, std::string &out);
 
   int vec() const { return vec_; }
-  /// Loads f32 leaves through the read-only path (kiln::loadVecRO, __ldg):
-  /// for kernels whose stores the compiler could otherwise not tell apart
-  /// from later loads (the wgmma epilogue's lambdas, where the parameters'
-  /// __restrict__ does not reach).
-  void setReadOnlyLoads(bool on) { readOnly_ = on; }
 
 private:
   std::string fresh() { return "v" + std::to_string(next_++); }
@@ -92,7 +87,6 @@ private:
   std::function<std::string(const Value *)> param_;
   llvm::DenseMap<const Value *, std::string> arrays_;
   unsigned next_ = 0;
-  bool readOnly_ = false;
 };
 
 } // namespace kiln

@@ -64,23 +64,6 @@ __device__ __forceinline__ void storeVec(float *p, const float (&v)[N]) {
   }
 }
 
-/// loadVec through the read-only data path (ld.global.nc): for data no
-/// thread of the kernel writes.
-template <int N>
-__device__ __forceinline__ void loadVecRO(const float *p, float (&v)[N]) {
-  if constexpr (N == 4) {
-    const float4 t = __ldg(reinterpret_cast<const float4 *>(p));
-    v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
-  } else if constexpr (N == 2) {
-    const float2 t = __ldg(reinterpret_cast<const float2 *>(p));
-    v[0] = t.x, v[1] = t.y;
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      v[i] = __ldg(p + i);
-  }
-}
-
 /// Streaming store (evict-first): for outputs no kernel of this launch reads.
 template <int N>
 __device__ __forceinline__ void storeVecStreaming(float *p,
