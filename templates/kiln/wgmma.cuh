@@ -48,6 +48,11 @@ template <int BN_, int Stages_, int Passes_> struct WgmmaConfig {
   static constexpr int BM = kWgmmaBM, BN = BN_, BK = kWgmmaBK;
   static constexpr int kStages = Stages_, kPasses = Passes_;
   static constexpr int kLag = Stages_ - 2; // slices the producer runs ahead
+  /// Arrivals that free a slot: the lead lane of each consumer warp (its
+  /// wgmma reads shared memory through the async proxy, complete at its
+  /// wait), or, for 3xTF32, whose consumers read x's slice with ordinary
+  /// loads, every consumer thread.
+  static constexpr int kEmptyArrivals = Passes_ == 3 ? 256 : 8;
   static_assert(BN == 128 || BN == 256, "wgmma n");
   static_assert(Stages_ >= 3, "the ring needs a slice in flight");
   static_assert(Passes_ == 1 || Passes_ == 3, "TF32 or 3xTF32");
@@ -467,8 +472,10 @@ consume(unsigned char *ring, u64 *full, u64 *empty, int c, int &it,
       mmaCommit();
       mmaWait<0>(); // the fragments and acc are free again
       pin(acc);
-      if (leader)
-        barrierArrive(&empty[s]);
+      // Every thread frees the slot (kEmptyArrivals): an arrival releases
+      // only its own thread's reads of x's slice (splitFragments), and the
+      // producer's next copies into the slot must come after all of them.
+      barrierArrive(&empty[s]);
 #pragma unroll
       for (int i = 0; i < Cfg::BN / 2; ++i)
         total[i] += acc[i];
@@ -670,7 +677,7 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       wg::barrierInit(&full[s], 128);
-      wg::barrierInit(&empty[s], 8);
+      wg::barrierInit(&empty[s], Cfg::kEmptyArrivals);
     }
   }
   __syncthreads();
