@@ -16,11 +16,11 @@
 #include <cublas_v2.h>
 #include <string>
 
-template <int M, int N, int K, int BN, int S, int P>
+template <int M, int N, int K, int BN, int S, int P, int G = kiln::kWgmmaGroupM>
 __global__ void __launch_bounds__(384, 1)
     linearKernel(const float *x, const float *w, const float *b, float *y) {
-  kiln::wgmmaLinear<kiln::GemmShape<M, N, K>, kiln::WgmmaConfig<BN, S, P>, true,
-                    kiln::WgmmaEpilogue<N % 2 == 0 ? 2 : 1, 0>>(
+  kiln::wgmmaLinear<kiln::GemmShape<M, N, K>, kiln::WgmmaConfig<BN, S, P, G>,
+                    true, kiln::WgmmaEpilogue<N % 2 == 0 ? 2 : 1, 0>>(
       x, w, b, kiln::StoreLinear{y}, kiln::NoPost{}, 0.f);
 }
 
@@ -72,7 +72,7 @@ __global__ void fillNormal(float *p, i64 n, unsigned seed) {
   }
 }
 
-template <int M, int N, int K, int BN, int S, int P>
+template <int M, int N, int K, int BN, int S, int P, int G = kiln::kWgmmaGroupM>
 void runCase(const char *dist, bool timeIt) {
   float *x, *w, *b, *y, *yc;
   double *ref;
@@ -94,7 +94,7 @@ void runCase(const char *dist, bool timeIt) {
   fillRandom<<<64, 256>>>(b, N, 3, -0.5f);
   referenceRows<<<dim3((N + 255) / 256, rows), 256>>>(x, w, b, ref, M, N, K,
                                                       rowStep);
-  auto kernel = linearKernel<M, N, K, BN, S, P>;
+  auto kernel = linearKernel<M, N, K, BN, S, P, G>;
   const int smem = kiln::wgmmaSharedBytes(BN, S, P);
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           smem));
@@ -124,10 +124,10 @@ void runCase(const char *dist, bool timeIt) {
   cublasRun(CUBLAS_TF32_TENSOR_OP_MATH);
   CK(cudaDeviceSynchronize());
   const double errT = relError(yc, ref, M, N, rowStep);
-  std::printf("%-6s M=%-6d N=%-6d K=%-6d BN=%d S=%d %s: err "
+  std::printf("%-6s M=%-6d N=%-6d K=%-6d BN=%d S=%d G=%-3d %s: err "
               "%.2e (SGEMM %.2e, "
               "TF32 %.2e)",
-              dist, M, N, K, BN, S, P == 3 ? "3xTF32" : "TF32  ", err, errS,
+              dist, M, N, K, BN, S, G, P == 3 ? "3xTF32" : "TF32  ", err, errS,
               errT);
   if (timeIt) {
     Timer t;
@@ -326,6 +326,19 @@ static void epilogueTimes() {
 int main(int argc, char **argv) {
   if (argc > 1 && std::string(argv[1]) == "--epilogue") {
     epilogueTimes();
+    return 0;
+  }
+  if (argc > 1 && std::string(argv[1]) == "--order") { // tile order bands
+    runCase<32768, 4096, 1024, 256, 4, 1, 256>("rand", true);
+    runCase<32768, 4096, 1024, 256, 4, 1, 16>("rand", true);
+    runCase<32768, 4096, 1024, 256, 4, 1, 8>("rand", true);
+    runCase<32768, 4096, 1024, 128, S3, 3, 256>("rand", true);
+    runCase<32768, 4096, 1024, 128, S3, 3, 16>("rand", true);
+    runCase<8192, 8192, 8192, 256, 4, 1, 64>("randn", true);
+    runCase<8192, 8192, 8192, 256, 4, 1, 16>("randn", true);
+    runCase<8192, 8192, 8192, 256, 4, 1, 8>("randn", true);
+    runCase<1024, 8192, 8192, 256, 4, 1, 8>("rand", true);
+    runCase<1024, 8192, 8192, 128, S3, 3, 8>("rand", true);
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "--time") { // the timed cases only

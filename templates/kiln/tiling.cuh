@@ -72,6 +72,8 @@ KILN_HOST_DEVICE constexpr TileShape pickGemmTile(long long m, long long n,
 inline constexpr int kWgmmaThreads = 384; // a producer, two consumers
 inline constexpr int kWgmmaBM = 128, kWgmmaBK = 32;
 inline constexpr int kWgmmaAlign = 1024; // the 128-byte swizzle's period
+/// Row tiles per band of the persistent kernel's tile order (tileOrigin).
+inline constexpr int kWgmmaGroupM = 16;
 /// 3xTF32 adds the tensor cores' partial sums into fp32 every this many of K
 /// (every slice): measured, every 128 leaves 1e-6 relative error, every 32
 /// 2.5e-7 (cuBLAS SGEMM: 1.2e-6 at K = 8192), and is no slower.

@@ -44,8 +44,10 @@
 
 namespace kiln {
 
-template <int BN_, int Stages_, int Passes_> struct WgmmaConfig {
+template <int BN_, int Stages_, int Passes_, int GroupM_ = kWgmmaGroupM>
+struct WgmmaConfig {
   static constexpr int BM = kWgmmaBM, BN = BN_, BK = kWgmmaBK;
+  static constexpr int kGroupM = GroupM_; // tileOrigin's band of row tiles
   static constexpr int kStages = Stages_, kPasses = Passes_;
   static constexpr int kLag = Stages_ - 2; // slices the producer runs ahead
   /// Arrivals that free a slot: the lead lane of each consumer warp (its
@@ -309,13 +311,23 @@ template <> struct Mma<256> {
   }
 };
 
-/// The tile `tile` of y: consecutive tiles are consecutive row tiles of one
-/// column tile, so the blocks running at once share w's slices in L2.
-template <int M, class Cfg>
+/// The tile `tile` of y. Tiles go in bands of GroupM row tiles: down a
+/// band's column of tiles, then to its next column, then to the next band.
+/// The blocks running at once then share both x's rows (GroupM tiles) and
+/// w's rows (a few columns) in L2: with one band over all rows (row tiles
+/// first) x is read again for every column, with a band of one row tile w
+/// for every row.
+template <int M, int N, class Cfg>
 __device__ __forceinline__ void tileOrigin(int tile, int &m0, int &n0) {
   constexpr int tilesM = (M + Cfg::BM - 1) / Cfg::BM;
-  m0 = tile % tilesM * Cfg::BM;
-  n0 = tile / tilesM * Cfg::BN;
+  constexpr int tilesN = (N + Cfg::BN - 1) / Cfg::BN;
+  constexpr int G = Cfg::kGroupM < tilesM ? Cfg::kGroupM : tilesM;
+  constexpr int perBand = G * tilesN;
+  const int firstM = tile / perBand * G;
+  const int rows = tilesM - firstM < G ? tilesM - firstM : G;
+  const int inBand = tile % perBand;
+  m0 = (firstM + inBand % rows) * Cfg::BM;
+  n0 = inBand / rows * Cfg::BN;
 }
 
 /// The producer warpgroup: fills the ring with the K slices of x (rows
@@ -362,7 +374,7 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
   int it = 0; // slices issued
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     int m0, n0;
-    tileOrigin<M, Cfg>(tile, m0, n0);
+    tileOrigin<M, N, Cfg>(tile, m0, n0);
     // This thread's rows of x and w inside the operands: rows row0 + 16 i
     // for i < rowsA (rowsB): one count each, not a predicate per row.
     const int rowsA = M % Cfg::BM == 0 ? RowsA : (M - m0 - row0 + 15) / 16;
@@ -704,7 +716,7 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     int m0, n0;
-    wg::tileOrigin<M, Cfg>(tile, m0, n0);
+    wg::tileOrigin<M, N, Cfg>(tile, m0, n0);
     // Passes 1 never touches total: it costs no registers.
     float acc[Cfg::BN / 2], total[Cfg::BN / 2];
 #pragma unroll

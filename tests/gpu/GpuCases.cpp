@@ -402,13 +402,15 @@ std::vector<Case> cases() {
   // shared memory, so the rest of each block's part is re-read, and the
   // prologue (a swish) is applied to the re-read values too.
   cs.push_back(
+      // bf16 rounding boundaries as in half_bf16_gn_regs_odd, twice (the
+      // swish and the output): 1.3e-4 seen once in about ten runs.
       {"half_bf16_gn_team_reread",
        as(withC(gn("N, 16, 1024, 1025", 1, "  p = swish(x)\n", ""), 16),
           "bf16"),
        {{1, 16, 1024, 1025}},
        0,
        0,
-       1e-4});
+       2e-4});
   cs.push_back({"half_f16_gn_team_nan",
                 as(withC(gn("N, 20, 10, 11", 2, "", ""), 20), "f16"),
                 {{33, 20, 10, 11}},
