@@ -128,19 +128,16 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
              static_cast<double>(domain.numElements()) *
                  (g.epilogue.size() + g.normEpilogue.size() + (g.norm ? 8 : 0));
   kk.params = pl.params;
-  kk.bytes = groupBytes(g);
   return kk;
 }
 
-static EmittedKernel emitLinear(const FusionGroup &g, const Schedule &s) {
+static EmittedKernel emitLinear(const FusionGroup &g) {
   const Node &n = *g.anchor;
   const Value *bias = n.operand(2);
   const LinearShape l = linearShape(n);
   const int64_t m = l.m, k = l.k, nOut = l.n;
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
-  if (s.kernel == "wgmmaLinear")
-    return emitWgmmaLinear(g, s);
   kk.source = fmt::format(
       "// Kiln linear: [{}, {}] x [{}, {}]^T{}.\n{}"
       "  kiln::gemmNT<kiln::GemmShape<{}, {}, {}>, {}>({}, {}, {}, {});\n}}\n",
@@ -176,8 +173,10 @@ static llvm::Expected<EmittedKernel> emitMatmul(const FusionGroup &g) {
 
 llvm::Expected<EmittedKernel> emitContraction(const FusionGroup &g,
                                               const Schedule &s) {
-  llvm::Expected<EmittedKernel> k =
-      s.kernel == "gemmNN" ? emitMatmul(g) : emitLinear(g, s);
+  llvm::Expected<EmittedKernel> k = s.kernel == "gemmNN" ? emitMatmul(g)
+                                    : s.kernel == "wgmmaLinear"
+                                        ? emitWgmmaLinear(g, s)
+                                        : emitLinear(g);
   if (k)
     k->bytes = groupBytes(g);
   return k;
