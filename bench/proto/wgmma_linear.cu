@@ -197,74 +197,32 @@ __global__ void __launch_bounds__(384, 1)
   kiln::wgmmaLinear<L37, C37, true, kiln::WgmmaEpilogue<2, 64>>(x, w, b, pre,
                                                                 post, 1e-5f);
 }
-// The same with the loads through __ldg (read-only path, no aliasing).
-__global__ void __launch_bounds__(384, 1)
-    epiLdg(const float *__restrict__ x, const float *__restrict__ w,
-           const float *__restrict__ b, const float *__restrict__ bias,
-           const float *__restrict__ gamma, const float *__restrict__ beta,
-           float *__restrict__ y) {
-  auto pre = [&](i64 i, float(&v)[2]) {
-    const unsigned ii = i;
-    const float2 c = __ldg(reinterpret_cast<const float2 *>(bias + ii % 4096));
-    v[0] = v[0] * (1.0f / (1.0f + expf(-v[0]))) + c.x;
-    v[1] = v[1] * (1.0f / (1.0f + expf(-v[1]))) + c.y;
-  };
-  auto post = [&](i64 i, float(&v)[2]) {
-    const unsigned ii = i;
-    const float2 g = __ldg(reinterpret_cast<const float2 *>(gamma + ii % 4096));
-    const float2 o = __ldg(reinterpret_cast<const float2 *>(beta + ii % 4096));
-    v[0] = v[0] * g.x + o.x;
-    v[1] = v[1] * g.y + o.y;
-    kiln::storeVec<2>(y + ii, v);
-  };
-  kiln::wgmmaLinear<L37, C37, true, kiln::WgmmaEpilogue<2, 64>>(x, w, b, pre,
-                                                                post, 1e-5f);
-}
-
-// Sigmoid with a correctly rounded reciprocal instead of the division, and
-// with the fast intrinsics: what the swish costs.
-template <int Mode> __device__ __forceinline__ float sig(float x) {
+// The swish's sigmoid by Mode: 0 as Kiln's (accurate expf, IEEE
+// division), 1 a correctly rounded reciprocal instead of the division, 2 the
+// fast intrinsics; 3 no swish at all (the epilogue's loads and stores only).
+template <int Mode> __device__ __forceinline__ float swish(float x) {
   if constexpr (Mode == 0)
-    return 1.0f / (1.0f + expf(-x));
+    return x * (1.0f / (1.0f + expf(-x)));
   else if constexpr (Mode == 1)
-    return __frcp_rn(1.0f + expf(-x));
+    return x * __frcp_rn(1.0f + expf(-x));
+  else if constexpr (Mode == 2)
+    return x * __fdividef(1.0f, 1.0f + __expf(-x));
   else
-    return __fdividef(1.0f, 1.0f + __expf(-x));
+    return x;
 }
+// epiFull's epilogue with the loads through __ldg (read-only path, no
+// aliasing with the stores) and the swish by Mode.
 template <int Mode>
 __global__ void __launch_bounds__(384, 1)
-    epiSig(const float *__restrict__ x, const float *__restrict__ w,
-           const float *__restrict__ b, const float *__restrict__ bias,
-           const float *__restrict__ gamma, const float *__restrict__ beta,
-           float *__restrict__ y) {
-  auto pre = [&](i64 i, float(&v)[2]) {
-    const unsigned ii = i;
-    const float2 c = __ldg(reinterpret_cast<const float2 *>(bias + ii % 4096));
-    v[0] = v[0] * sig<Mode>(v[0]) + c.x;
-    v[1] = v[1] * sig<Mode>(v[1]) + c.y;
-  };
-  auto post = [&](i64 i, float(&v)[2]) {
-    const unsigned ii = i;
-    const float2 g = __ldg(reinterpret_cast<const float2 *>(gamma + ii % 4096));
-    const float2 o = __ldg(reinterpret_cast<const float2 *>(beta + ii % 4096));
-    v[0] = v[0] * g.x + o.x;
-    v[1] = v[1] * g.y + o.y;
-    kiln::storeVec<2>(y + ii, v);
-  };
-  kiln::wgmmaLinear<L37, C37, true, kiln::WgmmaEpilogue<2, 64>>(x, w, b, pre,
-                                                                post, 1e-5f);
-}
-// Only the loads and stores of the full epilogue (no swish).
-__global__ void __launch_bounds__(384, 1)
-    epiLoads(const float *__restrict__ x, const float *__restrict__ w,
+    epiSwish(const float *__restrict__ x, const float *__restrict__ w,
              const float *__restrict__ b, const float *__restrict__ bias,
              const float *__restrict__ gamma, const float *__restrict__ beta,
              float *__restrict__ y) {
   auto pre = [&](i64 i, float(&v)[2]) {
     const unsigned ii = i;
     const float2 c = __ldg(reinterpret_cast<const float2 *>(bias + ii % 4096));
-    v[0] += c.x;
-    v[1] += c.y;
+    v[0] = swish<Mode>(v[0]) + c.x;
+    v[1] = swish<Mode>(v[1]) + c.y;
   };
   auto post = [&](i64 i, float(&v)[2]) {
     const unsigned ii = i;
@@ -295,32 +253,26 @@ static void epilogueTimes() {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const dim3 grid(std::min<long long>(kiln::wgmmaBlocks(M, N, 256), sms));
   Timer t;
-  auto run4 = [&](const char *name, auto kernel) {
+  // Median time of `launch` after raising `kernel`'s shared-memory limit.
+  auto time = [&](const char *name, auto kernel, auto launch) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             smem));
-    std::printf(
-        "%-10s %.3f ms\n", name,
-        t.median([&] { kernel<<<grid, 384, smem>>>(x, w, b, y); }, 5, 30));
+    std::printf("%-10s %.3f ms\n", name, t.median(launch, 5, 30));
   };
-  run4("plain", epiPlain);
-  run4("gn only", epiGnOnly);
+  auto plain = [&](const char *name, auto kernel) {
+    time(name, kernel, [&] { kernel<<<grid, 384, smem>>>(x, w, b, y); });
+  };
   auto full = [&](const char *name, auto kernel) {
-    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            smem));
-    std::printf("%-10s %.3f ms\n", name,
-                t.median(
-                    [&] {
-                      kernel<<<grid, 384, smem>>>(x, w, b, p, p + N, p + 2 * N,
-                                                  y);
-                    },
-                    5, 30));
+    time(name, kernel,
+         [&] { kernel<<<grid, 384, smem>>>(x, w, b, p, p + N, p + 2 * N, y); });
   };
+  plain("plain", epiPlain);
+  plain("gn only", epiGnOnly);
   full("full", epiFull);
-  full("full ldg", epiLdg);
-  full("loads", epiLoads);
-  full("sig div", epiSig<0>);
-  full("sig rcp", epiSig<1>);
-  full("sig fast", epiSig<2>);
+  full("loads", epiSwish<3>);
+  full("sig div", epiSwish<0>);
+  full("sig rcp", epiSwish<1>);
+  full("sig fast", epiSwish<2>);
 }
 
 int main(int argc, char **argv) {

@@ -60,10 +60,8 @@ struct WgmmaConfig {
   static_assert(Passes_ == 1 || Passes_ == 3, "TF32 or 3xTF32");
   static_assert(Passes_ == 1 || BN == 128, "3xTF32 keeps two accumulators");
   static constexpr int kABytes = BM * BK * 4, kBBytes = BN * BK * 4;
-  /// Passes 3: w's small parts follow w's slice (x's are split in
-  /// registers).
-  static constexpr int kBSmall = kABytes + kBBytes;
-  /// One ring slot: x's and w's slices, then (3xTF32) their small parts.
+  /// One ring slot: x's and w's slices, then (3xTF32) w's small parts
+  /// (x's are split in registers).
   static constexpr int kStageBytes = kABytes + kBBytes * (Passes_ == 3 ? 2 : 1);
   static_assert(wgmmaSharedBytes(BN_, Stages_, Passes_) ==
                     kStageBytes * Stages_ + kWgmmaAlign,
