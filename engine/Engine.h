@@ -108,7 +108,8 @@ public:
   /// What the kernel cache records about kernel `i`: its name, the graph,
   /// the fusion group ("2:gn_swish_add"), shapes and launch.
   rt::KernelMetadata cacheMetadata(size_t i) const;
-  /// Bytes of intermediates the memory planner allocates.
+  /// Bytes the memory planner allocates: intermediates and the kernels'
+  /// workspaces (3xTF32's split w, GroupNorm's statistics).
   uint64_t intermediateBytes() const { return planBytes_; }
   /// What compile() spent, once the driver had started (rt::driverStartMs)
   /// and the GPU's traits were read, until run() may launch: planning, code

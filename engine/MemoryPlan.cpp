@@ -64,6 +64,7 @@ llvm::Error Executable::planMemory() {
       llvm::Expected<rt::Buffer> b = device_->alloc(p.bytes);
       if (!b)
         return b.takeError();
+      planBytes_ += p.bytes;
       // Zeroed once here; the kernel restores the zeros before it ends, so
       // launches need no memset (one driver call fewer on the hot path).
       if (p.zeroed) {

@@ -11,17 +11,21 @@
 #define S3 4
 #endif
 #include "proto_util.cuh"
+#include "sigmoid.cuh"
 
 #include <cmath>
 #include <cublas_v2.h>
 #include <string>
 
-template <int M, int N, int K, int BN, int S, int P, int G = kiln::kWgmmaGroupM>
+template <int M, int N, int K, int BN, int S, int P, int G = kiln::kWgmmaGroupM,
+          bool SplitW = false>
 __global__ void __launch_bounds__(384, 1)
-    linearKernel(const float *x, const float *w, const float *b, float *y) {
-  kiln::wgmmaLinear<kiln::GemmShape<M, N, K>, kiln::WgmmaConfig<BN, S, P, G>,
-                    true, kiln::WgmmaEpilogue<N % 2 == 0 ? 2 : 1, 0>>(
-      x, w, b, kiln::StoreLinear{y}, kiln::NoPost{}, 0.f);
+    linearKernel(const float *x, const float *w, const float *b, float *y,
+                 float *parts, unsigned long long *launches) {
+  kiln::wgmmaLinear<kiln::GemmShape<M, N, K>,
+                    kiln::WgmmaConfig<BN, S, P, G, SplitW>, true,
+                    kiln::WgmmaEpilogue<N % 2 == 0 ? 2 : 1, 0>>(
+      x, w, b, kiln::StoreLinear{y}, kiln::NoPost{}, 0.f, parts, launches);
 }
 
 /// y[m][n] in float64 for rows m % rowStep == 0.
@@ -72,9 +76,13 @@ __global__ void fillNormal(float *p, i64 n, unsigned seed) {
   }
 }
 
-template <int M, int N, int K, int BN, int S, int P, int G = kiln::kWgmmaGroupM>
+/// SplitW: every launch splits w once into a workspace before its tiles
+/// (WgmmaConfig's kSplitW; the time includes it).
+template <int M, int N, int K, int BN, int S, int P, int G = kiln::kWgmmaGroupM,
+          bool SplitW = false>
 void runCase(const char *dist, bool timeIt) {
-  float *x, *w, *b, *y, *yc;
+  float *x, *w, *b, *y, *yc, *parts = nullptr;
+  unsigned long long *launches = nullptr;
   double *ref;
   const int rowStep = M >= 4096 ? 64 : M >= 512 ? 8 : 1;
   const int rows = (M + rowStep - 1) / rowStep;
@@ -94,7 +102,13 @@ void runCase(const char *dist, bool timeIt) {
   fillRandom<<<64, 256>>>(b, N, 3, -0.5f);
   referenceRows<<<dim3((N + 255) / 256, rows), 256>>>(x, w, b, ref, M, N, K,
                                                       rowStep);
-  auto kernel = linearKernel<M, N, K, BN, S, P, G>;
+  auto kernel = linearKernel<M, N, K, BN, S, P, G, SplitW>;
+  Timer t;
+  if constexpr (SplitW) {
+    CK(cudaMalloc(&parts, 2 * i64(N) * K * 4));
+    CK(cudaMalloc(&launches, 8));
+    CK(cudaMemset(launches, 0, 8));
+  }
   const int smem = kiln::wgmmaSharedBytes(BN, S, P);
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           smem));
@@ -103,7 +117,7 @@ void runCase(const char *dist, bool timeIt) {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const dim3 grid(std::min<long long>(kiln::wgmmaBlocks(M, N, BN), sms));
   CK(cudaMemset(y, 0xff, i64(M) * N * 4)); // NaN poison
-  kernel<<<grid, 384, smem>>>(x, w, b, y);
+  kernel<<<grid, 384, smem>>>(x, w, b, y, parts, launches);
   CK(cudaDeviceSynchronize());
   const double err = relError(y, ref, M, N, rowStep);
 
@@ -127,13 +141,16 @@ void runCase(const char *dist, bool timeIt) {
   std::printf("%-6s M=%-6d N=%-6d K=%-6d BN=%d S=%d G=%-3d %s: err "
               "%.2e (SGEMM %.2e, "
               "TF32 %.2e)",
-              dist, M, N, K, BN, S, G, P == 3 ? "3xTF32" : "TF32  ", err, errS,
-              errT);
+              dist, M, N, K, BN, S, G,
+              P == 1   ? "TF32  "
+              : SplitW ? "3xTF32 w split first"
+                       : "3xTF32",
+              err, errS, errT);
   if (timeIt) {
-    Timer t;
     const double flop = 2.0 * M * N * K;
-    const double ms =
-        t.median([&] { kernel<<<grid, 384, smem>>>(x, w, b, y); }, 5, 30);
+    const double ms = t.median(
+        [&] { kernel<<<grid, 384, smem>>>(x, w, b, y, parts, launches); }, 5,
+        30);
     cublasSetMathMode(h, P == 3 ? CUBLAS_DEFAULT_MATH
                                 : CUBLAS_TF32_TENSOR_OP_MATH);
     const double msc = t.median(
@@ -154,6 +171,8 @@ void runCase(const char *dist, bool timeIt) {
   CK(cudaFree(y));
   CK(cudaFree(yc));
   CK(cudaFree(ref));
+  CK(cudaFree(parts));
+  CK(cudaFree(launches));
 }
 
 // --- L2_37's epilogue at high: where the fused kernel's time goes --------
@@ -199,7 +218,8 @@ __global__ void __launch_bounds__(384, 1)
 }
 // The swish's sigmoid by Mode: 0 as Kiln's (accurate expf, IEEE
 // division), 1 a correctly rounded reciprocal instead of the division, 2 the
-// fast intrinsics; 3 no swish at all (the epilogue's loads and stores only).
+// fast intrinsics; 3 no swish at all (the epilogue's loads and stores only);
+// 4 + V sigmoid.cuh's variant V.
 template <int Mode> __device__ __forceinline__ float swish(float x) {
   if constexpr (Mode == 0)
     return x * (1.0f / (1.0f + expf(-x)));
@@ -207,6 +227,8 @@ template <int Mode> __device__ __forceinline__ float swish(float x) {
     return x * __frcp_rn(1.0f + expf(-x));
   else if constexpr (Mode == 2)
     return x * __fdividef(1.0f, 1.0f + __expf(-x));
+  else if constexpr (Mode >= 4)
+    return x * proto::sigmoid<Mode - 4>(x);
   else
     return x;
 }
@@ -273,6 +295,8 @@ static void epilogueTimes() {
   full("sig div", epiSwish<0>);
   full("sig rcp", epiSwish<1>);
   full("sig fast", epiSwish<2>);
+  full("sig 1", epiSwish<5>);
+  full("sig 2", epiSwish<6>);
 }
 
 int main(int argc, char **argv) {
@@ -291,6 +315,17 @@ int main(int argc, char **argv) {
     runCase<8192, 8192, 8192, 256, 4, 1, 8>("randn", true);
     runCase<1024, 8192, 8192, 256, 4, 1, 8>("rand", true);
     runCase<1024, 8192, 8192, 128, S3, 3, 8>("rand", true);
+    return 0;
+  }
+  if (argc > 1 && std::string(argv[1]) == "--split") { // w split first
+    runCase<333, 517, 260, 128, S3, 3, 16, true>("randn", false);
+    runCase<1000, 1000, 1004, 128, S3, 3, 16, true>("rand", false);
+    for (int r = 0; r < 2; ++r) {
+      runCase<32768, 4096, 1024, 128, S3, 3, 16, false>("rand", true);
+      runCase<32768, 4096, 1024, 128, S3, 3, 16, true>("rand", true);
+      runCase<1024, 8192, 8192, 128, S3, 3, 16, false>("rand", true);
+      runCase<1024, 8192, 8192, 128, S3, 3, 16, true>("rand", true);
+    }
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "--time") { // the timed cases only

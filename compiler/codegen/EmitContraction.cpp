@@ -107,6 +107,21 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       if (isOutput(e->result()))
         po.store(e->result(), pl.of(e->result()), post);
   }
+  // w split once per run (3xTF32): its big and small parts, and the
+  // count of the blocks' arrivals at the barrier after the split (zero
+  // when allocated, never reset: wg::splitOnce).
+  const bool splitW = s.get("splitW") != 0;
+  std::string signature = pl.signature();
+  if (splitW) {
+    KernelParam parts{KernelParam::Kind::Workspace};
+    parts.bytes = 2 * static_cast<uint64_t>(l.n * l.k) * 4;
+    KernelParam launches{KernelParam::Kind::Workspace};
+    launches.bytes = 8;
+    launches.zeroed = true;
+    pl.params.push_back(parts);
+    pl.params.push_back(launches);
+    signature += ", float *parts, unsigned long long *launches";
+  }
   EmittedKernel kk;
   kk.source = fmt::format(
       "// Kiln linear: [{}, {}] x [{}, {}]^T{}, {}.\n#include "
@@ -116,14 +131,16 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       "  auto pre = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
       "  auto post = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
       "  kiln::wgmmaLinear<kiln::GemmShape<{}, {}, {}>, "
-      "kiln::WgmmaConfig<{}, {}, {}>, {}, kiln::WgmmaEpilogue<{}, {}>>(\n"
-      "      {}, {}, {}, pre, post, {});\n}}\n",
+      "kiln::WgmmaConfig<{}, {}, {}{}>, {}, kiln::WgmmaEpilogue<{}, {}>>(\n"
+      "      {}, {}, {}, pre, post, {}{});\n}}\n",
       l.m, l.k, l.n, l.k, bias ? " + bias" : "", s.reason, functions,
-      kWgmmaThreads, pl.signature(), vec, pre, vec,
+      kWgmmaThreads, signature, vec, pre, vec,
       g.norm ? post : "    (void)i, (void)v;\n", l.m, l.n, l.k, s.get("bn"),
-      s.get("stages"), s.get("passes"), bias ? "true" : "false", vec, groupCols,
-      pl.of(n.operand(0)), pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr",
-      cudaFloat(eps));
+      s.get("stages"), s.get("passes"),
+      splitW ? ", kiln::kWgmmaGroupM, true" : "", bias ? "true" : "false", vec,
+      groupCols, pl.of(n.operand(0)), pl.of(n.operand(1)),
+      bias ? pl.of(bias) : "nullptr", cudaFloat(eps),
+      splitW ? ", parts, launches" : "");
   kk.flops = 2.0 * l.m * l.n * l.k +
              static_cast<double>(domain.numElements()) *
                  (g.epilogue.size() + g.normEpilogue.size() + (g.norm ? 8 : 0));

@@ -25,7 +25,8 @@ struct KernelParam {
   bool isOutput = false;        // Tensor: written by the kernel
   uint64_t bytes = 0;           // Workspace: size
   bool zeroed = false; // Workspace: zero when allocated; each launch of the
-                       // kernel leaves it zero again
+                       // kernel leaves it zero again (or, a count of
+                       // launches, needs only the first zero)
 };
 
 struct EmittedKernel {

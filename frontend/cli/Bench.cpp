@@ -321,7 +321,7 @@ int runBench(const ParsedArgs &args) {
       "  compile + load {:.1f} ms: the driver's start {:.1f} ms, then "
       "kernels ready in {:.1f} ms ({} from the cache, {} compiled), {:.1f} "
       "ms of it waiting for the device's context (made meanwhile in {:.1f} "
-      "ms); intermediates {:.1f} MiB\n"
+      "ms); intermediates and workspaces {:.1f} MiB\n"
       "  launch: {}\n"
       "  host time per kernel launched: {:.2f} us from idle, {:.2f} us "
       "queued (kernel by kernel: {:.2f} / {:.2f} us)\n",

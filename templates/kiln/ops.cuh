@@ -25,11 +25,35 @@ __device__ __forceinline__ float relu(float x) {
 __device__ __forceinline__ float leakyRelu(float x, float slope) {
   return x > 0.0f ? x : x * slope;
 }
+/// 1 / d and x / d for the sigmoid's denominator d = 1 + e^-x (d >= 1, or
+/// inf where e^-x overflows): rcp.approx, subnormal results kept, and a
+/// Newton step, then a residual step for the quotient. IEEE division calls
+/// a slow path behind a branch, which stalls a GEMM epilogue unrolled over
+/// 128 values (L2_37: 0.36 ms of the tensor-core kernel's 1.46); these have
+/// no branch, and on every one of the 2^32 floats x the sigmoid and swish
+/// they give have the IEEE division's bits (bench/proto/sigmoid_ulp.cu).
+__device__ __forceinline__ float recipDenominator(float d) {
+  float r;
+  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(d));
+  const float refined = fmaf(r, fmaf(-d, r, 1.0f), r);
+  return d == __int_as_float(0x7f800000) ? 0.0f : refined;
+}
+/// x / d as above, with x's sign (the residual step alone would turn -0
+/// into +0); x / inf is 0 with x's sign (NaN for infinite x), and an
+/// infinite or NaN x over a finite d is x.
+__device__ __forceinline__ float divDenominator(float x, float d) {
+  const float inf = __int_as_float(0x7f800000);
+  float r;
+  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(d));
+  const float q = x * r;
+  const float refined = fmaf(r, fmaf(-d, q, x), q);
+  return d == inf ? x * 0.0f : fabsf(q) < inf ? copysignf(refined, x) : q;
+}
 __device__ __forceinline__ float sigmoid(float x) {
-  return 1.0f / (1.0f + expf(-x));
+  return recipDenominator(1.0f + expf(-x));
 }
 __device__ __forceinline__ float swish(float x) {
-  return x / (1.0f + expf(-x));
+  return divDenominator(x, 1.0f + expf(-x));
 }
 /// gelu(x) = x * Phi(x), Phi the normal CDF, as PyTorch's exact (erf) form.
 /// Phi comes from its tail e(a) = Phi(-a) = 2^-(1 + a * P(a)), a = |x|, P of

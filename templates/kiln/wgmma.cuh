@@ -12,7 +12,12 @@
 // fp32 total (kWgmmaPromoteK), and small*big + big*small accumulate beside
 // them, so the result is as accurate as an fp32 SGEMM (docs/precision.md
 // has the figures). Passes 1 reads x and w as they are: the tensor cores
-// use the top 19 bits of each (TF32, truncated).
+// use the top 19 bits of each (TF32, truncated). With WgmmaConfig's SplitW
+// (3xTF32 over many row tiles), w is split once per launch instead, into
+// the `parts` workspace (2 N K floats) passed after eps with a launch
+// counter (`launches`, zero when allocated): every block splits a share,
+// the blocks wait for each other (wg::splitOnce: the launch must be
+// cooperative), and the producer copies big and small parts as they are.
 //
 // A block computes 128 x BN tiles of y, one after another (persistent), and
 // has three warpgroups (384 threads). Warpgroup 0 is the producer: it copies
@@ -44,11 +49,17 @@
 
 namespace kiln {
 
-template <int BN_, int Stages_, int Passes_, int GroupM_ = kWgmmaGroupM>
+template <int BN_, int Stages_, int Passes_, int GroupM_ = kWgmmaGroupM,
+          bool SplitW_ = false>
 struct WgmmaConfig {
   static constexpr int BM = kWgmmaBM, BN = BN_, BK = kWgmmaBK;
   static constexpr int kGroupM = GroupM_; // tileOrigin's band of row tiles
   static constexpr int kStages = Stages_, kPasses = Passes_;
+  /// 3xTF32 with w split once per launch, by every block before its tiles
+  /// (wg::splitOnce), into a workspace of w's big and small parts; the
+  /// producer then copies both instead of splitting each tile's slices.
+  static constexpr bool kSplitW = SplitW_;
+  static_assert(!SplitW_ || Passes_ == 3, "only 3xTF32 splits w");
   static constexpr int kLag = Stages_ - 2; // slices the producer runs ahead
   /// Arrivals that free a slot: the lead lane of each consumer warp (its
   /// wgmma reads shared memory through the async proxy, complete at its
@@ -147,6 +158,43 @@ __device__ __forceinline__ void split(const float4 &v, float4 &big,
     small.z = isfinite(big.z) ? small.z : 0.f;
     small.w = isfinite(big.w) ? small.w : 0.f;
   }
+}
+
+/// w's n floats (n % 4 == 0) split into big[n] and small[n] (`parts`), the
+/// float4s shared out over every thread of the grid; then every block waits
+/// for the others (the launch must be cooperative). `launches` counts the
+/// blocks' arrivals over all launches and is never reset: a launch's blocks
+/// wait for the next multiple of gridDim.x (every launch of a kernel has
+/// the same grid, and launches on its workspace do not overlap). The
+/// release and acquire make the parts visible to every block's copies.
+__device__ __forceinline__ void splitOnce(const float *__restrict__ w,
+                                          float *__restrict__ parts, i64 n,
+                                          unsigned long long *launches) {
+  const float4 *in = reinterpret_cast<const float4 *>(w);
+  float4 *big = reinterpret_cast<float4 *>(parts);
+  float4 *small = reinterpret_cast<float4 *>(parts + n);
+  for (i64 i = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
+       i < n / 4; i += static_cast<i64>(gridDim.x) * blockDim.x)
+    split(in[i], big[i], small[i]);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long old, now;
+    asm volatile("atom.add.release.gpu.global.u64 %0, [%1], 1;"
+                 : "=l"(old)
+                 : "l"(launches)
+                 : "memory");
+    const unsigned long long target = (old / gridDim.x + 1) * gridDim.x;
+    for (;;) {
+      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];"
+                   : "=l"(now)
+                   : "l"(launches)
+                   : "memory");
+      if (now >= target)
+        break;
+      __nanosleep(64);
+    }
+  }
+  __syncthreads();
 }
 
 /// A K-major operand tile in shared memory at `addr` (1024-byte aligned
@@ -335,7 +383,8 @@ __device__ __forceinline__ void tileOrigin(int tile, int &m0, int &n0) {
 template <class Shape, class Cfg>
 __device__ __forceinline__ void
 produce(const float *__restrict__ x, const float *__restrict__ w,
-        unsigned char *ring, u64 *full, u64 *empty, int tiles) {
+        const float *__restrict__ wSmall, unsigned char *ring, u64 *full,
+        u64 *empty, int tiles) {
   constexpr int M = Shape::M, N = Shape::N, K = Shape::K;
   constexpr int S = Cfg::kStages, Lag = Cfg::kLag;
   constexpr int T = (K + Cfg::BK - 1) / Cfg::BK;
@@ -351,7 +400,7 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
   auto finish = [&](int u) {
     const int s = u % S;
     copyWait<Lag>();
-    if constexpr (Cfg::kPasses == 3) {
+    if constexpr (Cfg::kPasses == 3 && !Cfg::kSplitW) {
       // Split the chunks of w this thread copied: big in place, small
       // beside (x is split in the consumers' registers).
       unsigned char *slot = ring + s * Cfg::kStageBytes + Cfg::kABytes + inRow;
@@ -400,6 +449,11 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
         const bool in = kIn && i < rowsB;
         copy16(b + i * 2048, in ? ws + static_cast<i64>(16 * i) * K + k : w,
                in);
+        if constexpr (Cfg::kSplitW)
+          copy16(b + Cfg::kBBytes + i * 2048,
+                 in ? ws - w + wSmall + static_cast<i64>(16 * i) * K + k
+                    : wSmall,
+                 in);
       }
       copyCommit();
       if (it >= Lag)
@@ -671,8 +725,9 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
 template <class Shape, class Cfg, bool HasBias, class Epi, class Pre,
           class Post>
 __device__ __forceinline__ void
-wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
-            const float *__restrict__ bias, Pre pre, Post post, float eps) {
+wgmmaLinear(const float *__restrict__ x, const float *w,
+            const float *__restrict__ bias, Pre pre, Post post, float eps,
+            float *parts = nullptr, unsigned long long *launches = nullptr) {
 #ifdef KILN_HAS_WGMMA
   constexpr int M = Shape::M, N = Shape::N, S = Cfg::kStages;
   static_assert(Shape::K % 4 == 0, "16-byte rows");
@@ -691,6 +746,12 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
     }
   }
   __syncthreads();
+  // What the producer copies: w (and nothing), or w's parts.
+  const float *wBig = w, *wSmall = nullptr;
+  if constexpr (Cfg::kSplitW) {
+    wg::splitOnce(w, parts, static_cast<i64>(N) * Shape::K, launches);
+    wBig = parts, wSmall = parts + static_cast<i64>(N) * Shape::K;
+  }
   const int role = threadIdx.x / 128;
   if (role == 0) {
     // Registers (ptxas allocates each role within its count; 128 * 40 +
@@ -703,7 +764,7 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
       asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     else
       asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
-    wg::produce<Shape, Cfg>(x, w, ring, full, empty, tiles);
+    wg::produce<Shape, Cfg>(x, wBig, wSmall, ring, full, empty, tiles);
     return;
   }
   if constexpr (N % Cfg::BN == 0)
@@ -724,7 +785,8 @@ wgmmaLinear(const float *__restrict__ x, const float *__restrict__ w,
     wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, m0, n0, c, bias, pre, post, eps);
   }
 #else
-  (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps;
+  (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps, (void)parts,
+      (void)launches;
   __trap(); // never scheduled off sm_90a
 #endif
 }

@@ -74,6 +74,41 @@ TEST(WgmmaEmit, L2_37RendersTheGroupNormEpilogueForSm90a) {
   EXPECT_EQ(compileRequest(k, "sm_90a", {}).arch, "sm_90a");
 }
 
+// With w split once per run (x of 4096 rows), the kernel takes the split's
+// workspace and the count of the blocks' arrivals after it (zeroed once),
+// and the launch is cooperative.
+TEST(WgmmaEmit, SplitWTakesItsWorkspaces) {
+  std::string tall = l2_37(512);
+  tall.replace(tall.find("[8, "), 4, "[4096, ");
+  auto ks = kernelsOf(tall, {4096, 512});
+  ASSERT_EQ(ks.size(), 1u);
+  const EmittedKernel &k = ks[0];
+  EXPECT_TRUE(contains(k.source, "kiln::WgmmaConfig<128, 4, 3, "
+                                 "kiln::kWgmmaGroupM, true>"))
+      << k.source;
+  EXPECT_TRUE(contains(k.source, "float *parts, unsigned long long *launches"))
+      << k.source;
+  EXPECT_TRUE(contains(k.source, "1e-05f, parts, launches);")) << k.source;
+  EXPECT_TRUE(k.cooperative);
+  ASSERT_GE(k.params.size(), 2u);
+  const KernelParam &parts = k.params[k.params.size() - 2],
+                    &launches = k.params.back();
+  EXPECT_EQ(parts.kind, KernelParam::Kind::Workspace);
+  EXPECT_EQ(parts.bytes, 2u * 256 * 512 * 4);
+  EXPECT_FALSE(parts.zeroed);
+  EXPECT_EQ(launches.kind, KernelParam::Kind::Workspace);
+  EXPECT_EQ(launches.bytes, 8u);
+  EXPECT_TRUE(launches.zeroed);
+
+  // 8 rows split nothing: no workspace.
+  auto few = kernelsOf(l2_37(512), {8, 512});
+  ASSERT_EQ(few.size(), 1u);
+  EXPECT_FALSE(contains(few[0].source, "parts")) << few[0].source;
+  EXPECT_FALSE(few[0].cooperative);
+  for (const KernelParam &p : few[0].params)
+    EXPECT_EQ(p.kind, KernelParam::Kind::Tensor);
+}
+
 // An odd N allows no pairs of columns: one column at a time, no
 // group_norm.
 TEST(WgmmaEmit, OddNRendersOneColumnAtATime) {

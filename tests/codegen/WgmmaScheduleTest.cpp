@@ -98,6 +98,28 @@ TEST(WgmmaSchedule, HighestFromK512Runs3xTf32) {
             "wgmmaLinear");
 }
 
+// 3xTF32 splits w once per run, into a workspace, where x has 32 row tiles
+// or more (4096 rows: each tile would split it again); the blocks then wait
+// for each other, so the launch is cooperative. Fewer rows, or TF32, split
+// nothing.
+TEST(WgmmaSchedule, HighestSplitsWOnceFrom32RowTiles) {
+  const Schedule tall =
+      linearSchedule(1024, 300, MatmulPrecision::Highest, "sm_90", 3969);
+  EXPECT_EQ(tall.get("splitW"), 1) << tall.str();
+  EXPECT_TRUE(tall.launch.cooperative);
+  EXPECT_NE(tall.reason.find("w split once per run into a 2.3 MiB workspace"),
+            std::string::npos)
+      << tall.reason;
+  const Schedule short_ =
+      linearSchedule(1024, 300, MatmulPrecision::Highest, "sm_90", 3968);
+  EXPECT_EQ(short_.get("splitW"), 0) << short_.str();
+  EXPECT_FALSE(short_.launch.cooperative);
+  const Schedule high =
+      linearSchedule(1024, 300, MatmulPrecision::High, "sm_90", 8192);
+  EXPECT_EQ(high.get("splitW"), 0) << high.str();
+  EXPECT_FALSE(high.launch.cooperative);
+}
+
 // Below K = 512, FFMA is as accurate as 3xTF32 and costs little: highest
 // keeps it there, while high takes the tensor cores at the same K.
 TEST(WgmmaSchedule, HighestBelowK512KeepsFfma) {

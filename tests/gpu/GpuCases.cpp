@@ -666,6 +666,22 @@ std::vector<Case> cases() {
                        "  g = group_norm(y, groups=8)\n  out = add(g, y)\n"
                        "  return out\n"),
                 {{65, 256}}});
+  // 3xTF32 with w split once per run (33 row tiles): odd N and K, then w
+  // as an input with NaN in x and w, then L2_37's epilogue.
+  cs.push_back(
+      {"linear_split_w_odd", linear("M, 516", 301, 516), {{4099, 516}}});
+  cs.push_back({"linear_split_w_nan",
+                "graph lin(x: f32[M, 512], w: f32[200, 512]) {\n"
+                "  y = linear(x, w)\n  return y\n}\n",
+                {{4100, 512}, {200, 512}},
+                0,
+                0.0005});
+  cs.push_back({"linear_split_w_epi_l2_37_like",
+                linear("M, 512", 256, 512,
+                       "  param bias: f32[256] = uniform(-1, 1, seed=3)\n"
+                       "  s = mul(sigmoid(y), y)\n  z = add(s, bias)\n"
+                       "  out = group_norm(z, groups=4)\n  return out\n"),
+                {{4097, 512}}});
   return cs;
 }
 

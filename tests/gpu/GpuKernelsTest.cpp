@@ -12,6 +12,7 @@
 #include "Parser.h"
 
 #include <gtest/gtest.h>
+#include <llvm/ADT/STLFunctionalExtras.h>
 
 #include <fmt/format.h>
 
@@ -143,8 +144,9 @@ TEST_P(GpuKernels, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(All, GpuKernels, ::testing::ValuesIn(cases()),
                          [](const auto &info) { return info.param.name; });
 
-/// Tests of the graph out = gelu(x).
+/// Tests of elementwise functions point by point.
 using GpuGelu = GpuTest;
+using GpuSigmoid = GpuTest;
 
 /// out = gelu(x) over x: f32[N].
 llvm::Expected<std::unique_ptr<Graph>> geluGraph() {
@@ -152,21 +154,15 @@ llvm::Expected<std::unique_ptr<Graph>> geluGraph() {
                     "gelu.kg");
 }
 
-// gelu (the erf form) point by point against float64 over [-12, 12] and the
-// special values. Bound: Phi within 1.5e-7 and the product's rounding, i.e.
-// |gpu - ref| <= 1.5e-7 |x| + 1.2e-7 |ref| (+ 1e-38 for denormals); NaN
-// and inf exactly where the reference has them (gelu(-inf) is NaN, as in
-// PyTorch).
-TEST_F(GpuGelu, MatchesFloat64PointByPoint) {
-  auto g = geluGraph();
+/// Runs the graph `text` (every output a function of its one input x:
+/// f32[N]) on `xs` and checks each output point by point against float64:
+/// NaN and infinities exactly where the reference has them, a zero's sign
+/// where the reference's is exact (x = +-0), else |gpu - ref| <=
+/// bound(x, ref). The worst error over bound goes to the test's record.
+void expectPointByPoint(llvm::StringRef text, const std::vector<float> &xs,
+                        llvm::function_ref<double(double, double)> bound) {
+  auto g = parseGraph(text, "pointwise.kg");
   ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
-  std::vector<float> xs = {NAN,     INFINITY, -INFINITY, 0.0f,    -0.0f,
-                           1e-30f,  -1e-30f,  1e30f,     -1e30f,  5.999f,
-                           -5.999f, 6.0f,     -6.0f,     6.001f,  -6.001f,
-                           1e-45f,  -1e-45f,  3.4e38f,   -3.4e38f};
-  const int n = 240001; // odd: not a multiple of any vector width
-  for (int i = 0; i < n; ++i)
-    xs.push_back(-12.0f + 24.0f * static_cast<float>(i) / (n - 1));
   HostTensor x(DType::F32, {static_cast<int64_t>(xs.size())});
   for (size_t i = 0; i < xs.size(); ++i)
     x.set(static_cast<int64_t>(i), xs[i]);
@@ -181,27 +177,74 @@ TEST_F(GpuGelu, MatchesFloat64PointByPoint) {
   ASSERT_TRUE(static_cast<bool>(outs)) << llvm::toString(outs.takeError());
   auto ref = executeReference(**g, inputs, nullptr, "");
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-  int bad = 0;
-  double worst = 0;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    double got = (*outs)[0].get(static_cast<int64_t>(i));
-    double want = ref->outputs[0].data[i];
-    bool ok;
-    if (std::isnan(want) || std::isinf(want))
-      ok = std::isnan(want) ? std::isnan(got) : got == want;
-    else {
-      double err = std::abs(got - want);
-      worst = std::max(worst, err / std::max(std::abs(double(xs[i])), 1e-30));
-      // (1e-38: a denormal result may flush to zero.)
-      ok = err <=
-           1.5e-7 * std::abs(double(xs[i])) + 1.2e-7 * std::abs(want) + 1e-38;
+  ASSERT_EQ(outs->size(), ref->outputs.size());
+  for (size_t o = 0; o < outs->size(); ++o) {
+    int bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double got = (*outs)[o].get(static_cast<int64_t>(i));
+      const double want = ref->outputs[o].data[i];
+      bool ok;
+      if (std::isnan(want) || std::isinf(want))
+        ok = std::isnan(want) ? std::isnan(got) : got == want;
+      else if (xs[i] == 0.0f && want == 0.0)
+        ok = got == 0.0 && std::signbit(got) == std::signbit(want);
+      else {
+        const double err = std::abs(got - want), b = bound(xs[i], want);
+        worst = std::max(worst, err / b);
+        ok = err <= b;
+      }
+      if (!ok && ++bad <= 5)
+        ADD_FAILURE() << "output " << o << " at x = " << xs[i] << ": " << got
+                      << ", float64 " << want;
     }
-    if (!ok && ++bad <= 5)
-      ADD_FAILURE() << "gelu(" << xs[i] << ") = " << got << ", float64 "
-                    << want;
+    EXPECT_EQ(bad, 0) << "output " << o;
+    ::testing::Test::RecordProperty(
+        fmt::format("output{}_worst_error_over_bound", o),
+        std::to_string(worst));
   }
-  EXPECT_EQ(bad, 0);
-  RecordProperty("worst_error_over_abs_x", std::to_string(worst));
+}
+
+// gelu (the erf form) point by point against float64 over [-12, 12] and the
+// special values. Bound: Phi within 1.5e-7 and the product's rounding, i.e.
+// |gpu - ref| <= 1.5e-7 |x| + 1.2e-7 |ref| (+ 1e-38 for denormals); NaN
+// and inf exactly where the reference has them (gelu(-inf) is NaN, as in
+// PyTorch).
+TEST_F(GpuGelu, MatchesFloat64PointByPoint) {
+  std::vector<float> xs = {NAN,     INFINITY, -INFINITY, 0.0f,    -0.0f,
+                           1e-30f,  -1e-30f,  1e30f,     -1e30f,  5.999f,
+                           -5.999f, 6.0f,     -6.0f,     6.001f,  -6.001f,
+                           1e-45f,  -1e-45f,  3.4e38f,   -3.4e38f};
+  const int n = 240001; // odd: not a multiple of any vector width
+  for (int i = 0; i < n; ++i)
+    xs.push_back(-12.0f + 24.0f * static_cast<float>(i) / (n - 1));
+  // (1e-38: a denormal result may flush to zero.)
+  expectPointByPoint("graph g(x: f32[N]) {\n  out = gelu(x)\n  return out\n}\n",
+                     xs, [](double x, double want) {
+                       return 1.5e-7 * std::abs(x) + 1.2e-7 * std::abs(want) +
+                              1e-38;
+                     });
+}
+
+// sigmoid and swish (kiln/ops.cuh: expf, then a branch-free reciprocal or
+// quotient in place of IEEE division) point by point over [-90, 90], the
+// subnormal-result tail and the special values. On every float they give
+// the bits IEEE division gives (bench/proto/sigmoid_ulp.cu: at most 3.43
+// ulp from the true value where the sigmoid is a normal float). Bound: 4
+// ulp (2.4e-7 relative); below x = -87, 1 + e^-x overflows in f32 as in
+// PyTorch, so results under 1e-36 may be 0.
+TEST_F(GpuSigmoid, SigmoidAndSwishMatchFloat64PointByPoint) {
+  std::vector<float> xs = {
+      NAN,     INFINITY, -INFINITY, 0.0f,   -0.0f,   1e-30f,  -1e-30f,
+      1e30f,   -1e30f,   -86.9f,    -87.5f, -88.7f,  -88.8f,  -89.0f,
+      -103.0f, -104.0f,  88.8f,     1e-45f, -1e-45f, 3.4e38f, -3.4e38f};
+  const int n = 360001; // odd: not a multiple of any vector width
+  for (int i = 0; i < n; ++i)
+    xs.push_back(-90.0f + 180.0f * static_cast<float>(i) / (n - 1));
+  expectPointByPoint(
+      "graph g(x: f32[N]) {\n  s = sigmoid(x)\n  w = "
+      "swish(x)\n  return s, w\n}\n",
+      xs, [](double, double want) { return 2.4e-7 * std::abs(want) + 1e-36; });
 }
 
 // Executable::compile creates the device's context on another thread while

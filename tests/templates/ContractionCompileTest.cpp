@@ -188,6 +188,13 @@ KERNEL(tf32_tiny)(const float *x, const float *w, const float *b, float *y) {
   kiln::wgmmaLinear<Tiny, WgmmaConfig<128, 6, 1>, true, WgmmaEpilogue<1, 0>>(
       x, w, b, Store{y}, NoPost{}, 0.f);
 }
+// 3xTF32 with w split once per launch into `parts`.
+KERNEL(tf32x3_split_w)(const float *x, const float *w, const float *b,
+                       float *y, float *parts, unsigned long long *launches) {
+  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 4, 3, kiln::kWgmmaGroupM, true>,
+                    true, WgmmaEpilogue<1, 0>>(x, w, b, Store{y}, NoPost{}, 0.f,
+                                               parts, launches);
+}
 // GroupNorm of 16 columns in the epilogue, then leaky_relu and x + x.
 KERNEL(tf32x3_l2_62_gn)(const float *x, const float *w, const float *b,
                         float *out) {
@@ -265,6 +272,9 @@ TEST(WgmmaCompile, EveryVariantUsesTensorCoresOnSm90a) {
   EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"),
             std::string::npos);
   EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos); // 3xTF32 split
+  // The grid barrier after splitting w once.
+  EXPECT_NE(ptx.find("atom.add.release.gpu.global.u64"), std::string::npos);
+  EXPECT_NE(ptx.find("ld.acquire.gpu.global.u64"), std::string::npos);
 }
 
 // Elsewhere the template compiles (the scheduler never picks it there).
