@@ -16,6 +16,11 @@ with F.linear in float64 on the same data: relative error ||y - ref|| /
 ||ref||. Kiln's result is the output `kiln bench --output` writes after
 timing: the very kernel timed. Prints one JSON line per measurement and a
 Markdown table (also written to --out).
+
+Then, per shape, the same in bf16 storage (x and w rounded to bf16, saved
+as .safetensors; `kiln bench` at its default precision, since bf16 products
+are exact at every one; F.linear on bf16 tensors, cuBLAS's bf16 GEMM), the
+error against float64 on the bf16 values. --dtypes picks f32, bf16 or both.
 """
 import argparse
 import datetime
@@ -29,7 +34,7 @@ import tempfile
 import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from bench import PRECISIONS, ROOT, rel, time_ms  # noqa: E402
@@ -42,10 +47,10 @@ SHAPES = [
 ]
 
 
-def graph_text(m, n, k):
+def graph_text(m, n, k, dtype="f32"):
     return (f"# y[{m}, {n}] = x[{m}, {k}] @ w[{n}, {k}]^T (bench/gemm.py)\n"
-            f"graph gemm_{m}x{n}x{k}(x: f32[{m}, {k}]) {{\n"
-            f"  param w: f32[{n}, {k}] = uniform(-0.01, 0.01, seed=1)\n"
+            f"graph gemm_{m}x{n}x{k}(x: {dtype}[{m}, {k}]) {{\n"
+            f"  param w: {dtype}[{n}, {k}] = uniform(-0.01, 0.01, seed=1)\n"
             "  y = linear(x, w)\n"
             "  return y\n"
             "}\n")
@@ -57,9 +62,11 @@ def tflops(m, n, k, ms):
 
 def run_kiln(args, kg, xfile, wfile, precision, work):
     """`kiln bench` at `precision`: its JSON, and its output y (on the GPU),
-    or an error row's text."""
+    or an error row's text. x and y are .npy for f32, .safetensors (tensor
+    x, y) for bf16."""
     jfile = work / f"{kg.stem}_{precision}.json"
-    yfile = work / f"{kg.stem}_{precision}_y.npy"
+    ext = xfile.suffix
+    yfile = work / f"{kg.stem}_{precision}_y{ext}"
     cmd = [args.kiln, "bench", str(kg), "--input", f"x={xfile}", "--params",
            str(wfile), "--output", f"y={yfile}", "--iters", str(args.iters),
            "--warmup", str(args.warmup), "--matmul-precision", precision,
@@ -69,9 +76,50 @@ def run_kiln(args, kg, xfile, wfile, precision, work):
     if res.returncode != 0:
         return None, None, " ".join(res.stderr.strip().splitlines()[-1:])
     k = json.loads(jfile.read_text())
-    y = torch.from_numpy(np.load(yfile)).cuda()
+    y = (load_file(str(yfile))["y"] if ext == ".safetensors" else
+         torch.from_numpy(np.load(yfile))).cuda()
     yfile.unlink()
     return k, y, None
+
+
+def run_bf16(shape, source, args, work):
+    """The bf16-storage row of `shape`."""
+    m, n, k = shape
+    kg = work / f"gemm_{m}x{n}x{k}_bf16.kg"
+    kg.write_text(graph_text(m, n, k, "bf16"))
+    torch.manual_seed(0)
+    x = torch.randn(m, k, device="cuda").bfloat16()
+    w = torch.empty(n, k, device="cuda").uniform_(-0.01, 0.01).bfloat16()
+    xfile = work / f"{kg.stem}_x.safetensors"
+    wfile = work / f"{kg.stem}_w.safetensors"
+    save_file({"x": x.cpu().contiguous()}, str(xfile))
+    save_file({"w": w.cpu().contiguous()}, str(wfile))
+    with torch.no_grad():
+        ref = F.linear(x.double(), w.double())
+        y = F.linear(x, w)
+    row = {"shape": f"{m} x {n} x {k}", "source": source,
+           "precision": "bf16 storage", "torch_err": rel(y.float(), ref)}
+    del y
+    with torch.no_grad():
+        row["torch_ms"] = time_ms(lambda: F.linear(x, w), args.warmup,
+                                  args.iters)
+    row["torch_tflops"] = tflops(m, n, k, row["torch_ms"])
+    kj, ky, error = run_kiln(args, kg, xfile, wfile, "highest", work)
+    if error is not None:
+        row["error"] = error
+    else:
+        row["kiln_ms"] = kj["total_ms"]
+        row["kiln_tflops"] = tflops(m, n, k, kj["total_ms"])
+        row["kiln_err"] = rel(ky.float(), ref)
+        row["kiln_kernels"] = [kk["strategy"] for kk in kj["kernels"]]
+        row["kiln_vs_cublas"] = row["kiln_tflops"] / row["torch_tflops"]
+        del ky
+    print(json.dumps(row), flush=True)
+    for p in (xfile, wfile, kg):
+        p.unlink()
+    del x, w, ref
+    torch.cuda.empty_cache()
+    return [row]
 
 
 def run_shape(shape, source, args, work):
@@ -128,7 +176,8 @@ def table(rows, args):
         f"Measured {date} on {dev}, PyTorch {torch.__version__}, by "
         f"`python3 bench/gemm.py --iters {args.iters}` (CUDA events, "
         "warm-up, median). y = x @ w^T in f32, x standard normal, w uniform "
-        "[-0.01, 0.01); cuBLAS through F.linear with "
+        "[-0.01, 0.01) (rows `bf16 storage`: both rounded to bf16, "
+        "cuBLAS's bf16 GEMM); cuBLAS through F.linear with "
         "torch.set_float32_matmul_precision, Kiln with `kiln bench "
         "--matmul-precision`; errors are ||y - ref|| / ||ref|| against "
         "F.linear in float64. Precisions: "
@@ -162,11 +211,17 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--out", default=None,
                     help="also write the Markdown table to this file")
+    ap.add_argument("--dtypes", default="f32,bf16",
+                    help="storage dtypes to time: f32, bf16 or both")
     args = ap.parse_args()
+    dtypes = args.dtypes.split(",")
     rows = []
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as d:
         for shape, source in SHAPES:
-            rows += run_shape(shape, source, args, pathlib.Path(d))
+            if "f32" in dtypes:
+                rows += run_shape(shape, source, args, pathlib.Path(d))
+            if "bf16" in dtypes:
+                rows += run_bf16(shape, source, args, pathlib.Path(d))
     text = table(rows, args)
     if args.out:
         pathlib.Path(args.out).write_text(text)

@@ -124,7 +124,7 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
   }
   EmittedKernel kk;
   kk.source = fmt::format(
-      "// Kiln linear: [{}, {}] x [{}, {}]^T{}, {}.\n#include "
+      "// Kiln linear: [{}, {}] x [{}, {}]^T{}, {}.\n{}#include "
       "\"kiln/ops.cuh\"\n#include \"kiln/wgmma.cuh\"\n\n{}"
       "extern \"C\" __global__ void __launch_bounds__({}, 1)\n"
       "KILN_NAME({}) {{\n"
@@ -133,8 +133,8 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       "  kiln::wgmmaLinear<kiln::GemmShape<{}, {}, {}>, "
       "kiln::WgmmaConfig<{}, {}, {}{}>, {}, kiln::WgmmaEpilogue<{}, {}>>(\n"
       "      {}, {}, {}, pre, post, {}{});\n}}\n",
-      l.m, l.k, l.n, l.k, bias ? " + bias" : "", s.reason, functions,
-      kWgmmaThreads, signature, vec, pre, vec,
+      l.m, l.k, l.n, l.k, bias ? " + bias" : "", s.reason, pl.halfInclude(),
+      functions, kWgmmaThreads, signature, vec, pre, vec,
       g.norm ? post : "    (void)i, (void)v;\n", l.m, l.n, l.k, s.get("bn"),
       s.get("stages"), s.get("passes"),
       splitW ? ", kiln::kWgmmaGroupM, true" : "", bias ? "true" : "false", vec,

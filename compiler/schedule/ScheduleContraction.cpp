@@ -81,9 +81,12 @@ constexpr int64_t kSplitWRowTiles = 32;
 /// precision allow it; nullopt otherwise.
 std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
                                       MatmulPrecision precision) {
-  const bool accurate = precision == MatmulPrecision::Highest;
+  // f16 and bf16 products are exact in the f32 accumulators: one pass at
+  // every precision (as cuBLAS's half GEMMs).
+  const bool half = isHalf(l.dtype);
+  const bool accurate = precision == MatmulPrecision::Highest && !half;
   // 16-byte rows for cp.async; K = 0 is the FFMA kernel's (bias only).
-  if (!t.hasWgmma() || l.k == 0 || l.k % 4 != 0 ||
+  if (!t.hasWgmma() || l.k == 0 || l.k % (half ? 8 : 4) != 0 ||
       (accurate && l.k < kMin3xTf32K))
     return std::nullopt;
   const int passes = accurate ? 3 : 1;
@@ -117,8 +120,10 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   s.reason = fmt::format(
       "{} tensor cores (wgmma), {} tiles of {}x{} on {} persistent blocks, {} "
       "stages{}",
-      accurate ? "3xTF32 (fp32-accurate)" : "TF32", blocks, kWgmmaBM, bn,
-      s.launch.grid, stages,
+      half       ? dtypeName(l.dtype).str()
+      : accurate ? "3xTF32 (fp32-accurate)"
+                 : "TF32",
+      blocks, kWgmmaBM, bn, s.launch.grid, stages,
       splitW ? fmt::format(", w split once per run into a {:.1f} MiB "
                            "workspace",
                            2.0 * l.n * l.k * 4 / (1 << 20))
@@ -160,6 +165,16 @@ llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
   if (!g.epilogue.empty() || g.norm)
     return diag(n.loc(), "internal error: the FFMA linear kernel takes no "
                          "fused epilogue (the partitioner gave it one)");
+  if (isHalf(l.dtype))
+    return diag(n.loc(),
+                "linear of {} x {} in {}: the GPU runs f16 and bf16 linear "
+                "on Hopper's tensor cores only (sm_90, sm_90a), with K a "
+                "multiple of 8, and {}; give it f32 operands, or run it with "
+                "the reference evaluator",
+                n.operand(0)->shape().str(), n.operand(1)->shape().str(),
+                dtypeName(l.dtype).str(),
+                tg.hasWgmma() ? fmt::format("K is {}", l.k)
+                              : "the target is " + tg.arch);
   TileShape t = pickGemmTile(l.m, l.n, l.k);
   llvm::Expected<Schedule> s = tiledSchedule(
       n, GroupKind::Contraction, "gemmNT", t, gemmBlocks(l.m, l.n, t), 1);
@@ -258,7 +273,7 @@ llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
 
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
                               const TargetInfo &t, MatmulPrecision precision) {
-  if (anchor.op() != OpKind::Linear ||
+  if (anchor.op() != OpKind::Linear || anchor.result()->dtype() != DType::F32 ||
       !wgmmaSchedule(linearShape(anchor), t, precision))
     return false;
   return !norm || epilogueGroupCols(anchor, *norm) > 0;
@@ -305,7 +320,7 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
 
 LinearShape linearShape(const Node &n) {
   const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape();
-  LinearShape l{1, w[1].size, w[0].size};
+  LinearShape l{1, w[1].size, w[0].size, n.operand(0)->dtype()};
   for (size_t d = 0; d + 1 < x.rank(); ++d)
     l.m *= x[d].size;
   return l;

@@ -75,6 +75,7 @@ llvm::Expected<ReductionShape> reductionShape(const Node &reduction);
 /// last.
 struct LinearShape {
   int64_t m, k, n;
+  DType dtype = DType::F32; // of x, w and the bias (the same)
 };
 LinearShape linearShape(const Node &linear);
 

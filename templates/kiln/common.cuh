@@ -26,6 +26,10 @@ template <i64 Bound>
 using OffsetFor =
     typename OffsetPick<(Bound + kOffsetMargin < (i64(1) << 31))>::type;
 
+/// The identity, for templates over storage types (kiln/half.cuh adds
+/// f16 and bf16).
+__device__ __forceinline__ float toFloat(float v) { return v; }
+
 /// Loads N consecutive floats from p (16-byte aligned when N is 4 or 8,
 /// 8-byte when N == 2).
 template <int N>

@@ -48,6 +48,13 @@
 #include "kiln/groupnorm.cuh"
 
 namespace kiln {
+// f16 and bf16 storage (kiln/half.cuh, which a kernel with such tensors
+// includes; f32 kernels parse none of it).
+struct f16;
+struct bf16;
+} // namespace kiln
+
+namespace kiln {
 
 template <int BN_, int Stages_, int Passes_, int GroupM_ = kWgmmaGroupM,
           bool SplitW_ = false>
@@ -222,140 +229,106 @@ template <int R> __device__ __forceinline__ void pin(float (&r)[R]) {
     asm volatile("" : "+f"(r[i])::"memory");
 }
 
-/// d[64] (+)= A * B, m64n128k8 TF32 from shared memory.
-__device__ __forceinline__ void wgmmaTf32N128(float (&d)[64], u64 descA,
-                                              u64 descB, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
-      "{"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-      "%30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
-      "%46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
-      "%62, %63"
-      "}, %64, %65, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
-        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
-        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
-        "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
-        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),
-        "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
-        "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),
-        "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(descA), "l"(descB), "r"(accumulate));
-}
+// The accumulator operands of an m64nN wgmma (N / 2 floats a thread): the
+// register lists, and the constraints of 64 of them from d[o].
+#define KILN_WGMMA_D64                                                         \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "     \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "     \
+  "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "     \
+  "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, "     \
+  "%58, %59, %60, %61, %62, %63"
+#define KILN_WGMMA_D128                                                        \
+  KILN_WGMMA_D64                                                               \
+  ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, "        \
+  "%77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "     \
+  "%91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, "      \
+  "%104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, "         \
+  "%115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, "         \
+  "%126, %127"
+#define KILN_WGMMA_OUT128(d) KILN_WGMMA_OUT64(d, 0), KILN_WGMMA_OUT64(d, 64)
+#define KILN_WGMMA_OUT64(d, o)                                                 \
+  "+f"(d[o + 0]), "+f"(d[o + 1]), "+f"(d[o + 2]), "+f"(d[o + 3]),              \
+      "+f"(d[o + 4]), "+f"(d[o + 5]), "+f"(d[o + 6]), "+f"(d[o + 7]),          \
+      "+f"(d[o + 8]), "+f"(d[o + 9]), "+f"(d[o + 10]), "+f"(d[o + 11]),        \
+      "+f"(d[o + 12]), "+f"(d[o + 13]), "+f"(d[o + 14]), "+f"(d[o + 15]),      \
+      "+f"(d[o + 16]), "+f"(d[o + 17]), "+f"(d[o + 18]), "+f"(d[o + 19]),      \
+      "+f"(d[o + 20]), "+f"(d[o + 21]), "+f"(d[o + 22]), "+f"(d[o + 23]),      \
+      "+f"(d[o + 24]), "+f"(d[o + 25]), "+f"(d[o + 26]), "+f"(d[o + 27]),      \
+      "+f"(d[o + 28]), "+f"(d[o + 29]), "+f"(d[o + 30]), "+f"(d[o + 31]),      \
+      "+f"(d[o + 32]), "+f"(d[o + 33]), "+f"(d[o + 34]), "+f"(d[o + 35]),      \
+      "+f"(d[o + 36]), "+f"(d[o + 37]), "+f"(d[o + 38]), "+f"(d[o + 39]),      \
+      "+f"(d[o + 40]), "+f"(d[o + 41]), "+f"(d[o + 42]), "+f"(d[o + 43]),      \
+      "+f"(d[o + 44]), "+f"(d[o + 45]), "+f"(d[o + 46]), "+f"(d[o + 47]),      \
+      "+f"(d[o + 48]), "+f"(d[o + 49]), "+f"(d[o + 50]), "+f"(d[o + 51]),      \
+      "+f"(d[o + 52]), "+f"(d[o + 53]), "+f"(d[o + 54]), "+f"(d[o + 55]),      \
+      "+f"(d[o + 56]), "+f"(d[o + 57]), "+f"(d[o + 58]), "+f"(d[o + 59]),      \
+      "+f"(d[o + 60]), "+f"(d[o + 61]), "+f"(d[o + 62]), "+f"(d[o + 63])
 
-/// d[128] (+)= A * B, m64n256k8 TF32 from shared memory.
-__device__ __forceinline__ void wgmmaTf32N256(float (&d)[128], u64 descA,
-                                              u64 descB, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
-      "{"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-      "%30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
-      "%46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
-      "%62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "
-      "%78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, "
-      "%94, %95, "
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
-      "%108, %109, %110, %111, "
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, "
-      "%124, %125, %126, %127"
-      "}, %128, %129, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
-        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
-        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
-        "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
-        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),
-        "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
-        "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),
-        "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
-        "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]),
-        "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]),
-        "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]),
-        "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
-        "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
-        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]),
-        "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]),
-        "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]),
-        "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
-        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),
-        "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
-        "+f"(d[126]), "+f"(d[127])
-      : "l"(descA), "l"(descB), "r"(accumulate));
-}
+/// One wgmma.mma_async with both operands from shared memory (K-major
+/// descriptors) and the accumulators `acc`: SHAPE is the shape and types,
+/// A, B and P the operand numbers of descA, descB and `accumulate`, TAIL
+/// what follows the scales (the transposes, 0 0, for f16 and bf16).
+#define KILN_WGMMA_SS(SHAPE, ACC, OUTS, A, B, P, TAIL)                         \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" P ", 0;\n"                 \
+               "wgmma.mma_async.sync.aligned." SHAPE " {" ACC "}, %" A ", %" B \
+               ", p, 1, 1" TAIL ";\n}\n"                                       \
+               : OUTS                                                          \
+               : "l"(descA), "l"(descB), "r"(accumulate))
 
-template <int BN> struct Mma;
-template <> struct Mma<128> {
-  static __device__ __forceinline__ void run(float (&d)[64], u64 a, u64 b,
-                                             int acc) {
-    wgmmaTf32N128(d, a, b, acc);
-  }
+/// The operand kinds of the wgmma template: TF32 from f32 storage (8 of K an
+/// instruction), bf16 and f16 (16 of K). Every kind reads 32 bytes of each
+/// 128-byte K row an instruction.
+enum WgmmaKind { kWgmmaTf32, kWgmmaBf16, kWgmmaF16 };
+template <class T> struct WgmmaElem;
+template <> struct WgmmaElem<float> {
+  static constexpr WgmmaKind kind = kWgmmaTf32;
 };
+template <> struct WgmmaElem<bf16> {
+  static constexpr WgmmaKind kind = kWgmmaBf16;
+};
+template <> struct WgmmaElem<f16> {
+  static constexpr WgmmaKind kind = kWgmmaF16;
+};
+
+/// d[BN / 2] (+)= A * B, m64nBN of kind Kind, both operands from shared
+/// memory.
+template <WgmmaKind Kind, int BN>
+__device__ __forceinline__ void wgmmaSS(float (&d)[BN / 2], u64 descA,
+                                        u64 descB, int accumulate) {
+  static_assert(BN == 128 || BN == 256, "wgmma n");
+  if constexpr (BN == 128 && Kind == kWgmmaTf32)
+    KILN_WGMMA_SS("m64n128k8.f32.tf32.tf32", KILN_WGMMA_D64,
+                  KILN_WGMMA_OUT64(d, 0), "64", "65", "66", "");
+  else if constexpr (BN == 128 && Kind == kWgmmaBf16)
+    KILN_WGMMA_SS("m64n128k16.f32.bf16.bf16", KILN_WGMMA_D64,
+                  KILN_WGMMA_OUT64(d, 0), "64", "65", "66", ", 0, 0");
+  else if constexpr (BN == 128)
+    KILN_WGMMA_SS("m64n128k16.f32.f16.f16", KILN_WGMMA_D64,
+                  KILN_WGMMA_OUT64(d, 0), "64", "65", "66", ", 0, 0");
+  else if constexpr (Kind == kWgmmaTf32)
+    KILN_WGMMA_SS("m64n256k8.f32.tf32.tf32", KILN_WGMMA_D128,
+                  KILN_WGMMA_OUT128(d), "128", "129", "130", "");
+  else if constexpr (Kind == kWgmmaBf16)
+    KILN_WGMMA_SS("m64n256k16.f32.bf16.bf16", KILN_WGMMA_D128,
+                  KILN_WGMMA_OUT128(d), "128", "129", "130", ", 0, 0");
+  else
+    KILN_WGMMA_SS("m64n256k16.f32.f16.f16", KILN_WGMMA_D128,
+                  KILN_WGMMA_OUT128(d), "128", "129", "130", ", 0, 0");
+}
+
 /// d[64] (+)= A * B, m64n128k8 TF32, A from registers (a0..a3 of this
 /// thread: rows g and g + 8, columns t and t + 4 of its warp's 16 rows,
 /// g = lane / 4, t = lane % 4), B from shared memory.
 __device__ __forceinline__ void wgmmaTf32RsN128(float (&d)[64],
                                                 const unsigned (&a)[4],
                                                 u64 descB, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "setp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
-      "{"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-      "%30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
-      "%46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
-      "%62, %63"
-      "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
-        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
-        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
-        "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-        "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
-        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),
-        "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
-        "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),
-        "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB),
-        "r"(accumulate));
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+               "{" KILN_WGMMA_D64 "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+               : KILN_WGMMA_OUT64(d, 0)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB),
+                 "r"(accumulate));
 }
-
-template <> struct Mma<256> {
-  static __device__ __forceinline__ void run(float (&d)[128], u64 a, u64 b,
-                                             int acc) {
-    wgmmaTf32N256(d, a, b, acc);
-  }
-};
 
 /// The tile `tile` of y. Tiles go in bands of GroupM row tiles: down a
 /// band's column of tiles, then to its next column, then to the next band.
@@ -380,14 +353,17 @@ __device__ __forceinline__ void tileOrigin(int tile, int &m0, int &n0) {
 /// m0...) and w (rows n0...) of each of this block's tiles in turn, splits
 /// them (Passes 3), and marks them full. The slices of the next tile are
 /// copied while the consumers run the last one's epilogue.
-template <class Shape, class Cfg>
+template <class Shape, class Cfg, class E>
 __device__ __forceinline__ void
-produce(const float *__restrict__ x, const float *__restrict__ w,
-        const float *__restrict__ wSmall, unsigned char *ring, u64 *full,
+produce(const E *__restrict__ x, const E *__restrict__ w,
+        const E *__restrict__ wSmall, unsigned char *ring, u64 *full,
         u64 *empty, int tiles) {
   constexpr int M = Shape::M, N = Shape::N, K = Shape::K;
   constexpr int S = Cfg::kStages, Lag = Cfg::kLag;
-  constexpr int T = (K + Cfg::BK - 1) / Cfg::BK;
+  // A slice is 128 bytes of each row: 32 of K in f32, 64 in f16 or bf16;
+  // a thread's 16-byte chunk holds CE of K.
+  constexpr int SK = 128 / sizeof(E), CE = 16 / sizeof(E);
+  constexpr int T = (K + SK - 1) / SK;
   constexpr int RowsA = Cfg::BM / 16, RowsB = Cfg::BN / 16;
   const int p = threadIdx.x;
   const int chunk = p % 8, row0 = p / 8; // rows row0 + 16 i
@@ -426,16 +402,16 @@ produce(const float *__restrict__ x, const float *__restrict__ w,
     // for i < rowsA (rowsB): one count each, not a predicate per row.
     const int rowsA = M % Cfg::BM == 0 ? RowsA : (M - m0 - row0 + 15) / 16;
     const int rowsB = N % Cfg::BN == 0 ? RowsB : (N - n0 - row0 + 15) / 16;
-    const float *xs = x + static_cast<i64>(m0 + row0) * K + chunk * 4;
-    const float *ws = w + static_cast<i64>(n0 + row0) * K + chunk * 4;
+    const E *xs = x + static_cast<i64>(m0 + row0) * K + chunk * CE;
+    const E *ws = w + static_cast<i64>(n0 + row0) * K + chunk * CE;
     for (int t = 0; t < T; ++t, ++it) {
       const int s = it % S;
       if (it >= S)
         barrierWait(&empty[s], (it / S - 1) & 1);
       const unsigned a = base + s * Cfg::kStageBytes + inRow;
       const unsigned b = a + Cfg::kABytes;
-      const int k = t * Cfg::BK;
-      const bool kIn = K % Cfg::BK == 0 || k + chunk * 4 < K;
+      const int k = t * SK;
+      const bool kIn = K % SK == 0 || k + chunk * CE < K;
       // Rows and columns outside the operands are zero-filled and read
       // nothing (the source pointer then stays inside the operand).
 #pragma unroll
@@ -500,12 +476,13 @@ __device__ __forceinline__ void splitFragments(const unsigned char *rows, int g,
 /// + big*big accumulate in acc from zero and are added into `total` in
 /// fp32 (kWgmmaPromoteK). (A separate accumulator for the small products
 /// was a little more accurate, but with x in registers it does not fit.)
-template <class Shape, class Cfg>
+template <class Shape, class Cfg, class E>
 __device__ __forceinline__ void
 consume(unsigned char *ring, u64 *full, u64 *empty, int c, int &it,
         float (&acc)[Cfg::BN / 2], float (&total)[Cfg::BN / 2]) {
   constexpr int K = Shape::K, S = Cfg::kStages;
-  constexpr int T = (K + Cfg::BK - 1) / Cfg::BK;
+  constexpr int SK = 128 / sizeof(E); // of K in a slice (produce)
+  constexpr int T = (K + SK - 1) / SK;
   static_assert(kWgmmaPromoteK == Cfg::BK, "3xTF32 promotes every slice");
   static_assert(Cfg::BK == 32, "splitFragments reads four 8-wide steps");
   const int lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
@@ -547,10 +524,12 @@ consume(unsigned char *ring, u64 *full, u64 *empty, int c, int &it,
       pin(acc);
       mmaFence();
 #pragma unroll
-      for (int ks = 0; ks < Cfg::BK / 8; ++ks) {
-        // 8 of K are 32 bytes along the swizzled row: 2 in descriptor units.
-        Mma<Cfg::BN>::run(acc, descriptor(a) + 2 * ks, descriptor(b) + 2 * ks,
-                          t != 0 || ks != 0);
+      for (int ks = 0; ks < 4; ++ks) {
+        // An instruction's K (8 in TF32, 16 in f16 and bf16) is 32 bytes
+        // along the swizzled row: 2 in descriptor units.
+        wgmmaSS<WgmmaElem<E>::kind, Cfg::BN>(acc, descriptor(a) + 2 * ks,
+                                             descriptor(b) + 2 * ks,
+                                             t != 0 || ks != 0);
       }
       mmaCommit();
       mmaWait<1>(); // the previous slice's products are done
@@ -586,14 +565,19 @@ template <int Vec, int GroupCols> struct WgmmaEpilogue {
   static constexpr int kVec = Vec, kGroupCols = GroupCols;
 };
 
-/// The epilogue that stores y = x w^T (+ bias) and nothing else.
-struct StoreLinear {
-  float *y;
+/// The epilogue that stores y = x w^T (+ bias) and nothing else (rounded
+/// to E).
+template <class E> struct StoreLinear {
+  E *y;
   template <int Vec>
   __device__ __forceinline__ void operator()(i64 ii, float (&v)[Vec]) const {
     storeVec<Vec>(y + ii, v);
   }
 };
+template <class E> StoreLinear(E *) -> StoreLinear<E>;
+
+/// T, in a parameter that takes no part in deducing T.
+template <class T> struct NoDeduce { using type = T; };
 
 /// Passed as `post` when there is no GroupNorm.
 struct NoPost {
@@ -610,11 +594,11 @@ namespace wg {
 /// or all of them without one. A block's values are finished (normalised,
 /// stored) before the next block's elementwise nodes start, which bounds
 /// the registers the compiler's scheduling may hold at once.
-template <int M, int N, class Cfg, class Epi, bool HasBias, class Pre,
+template <int M, int N, class Cfg, class Epi, bool HasBias, class E, class Pre,
           class Post>
 __device__ __forceinline__ void
 epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
-         const float *__restrict__ bias, Pre &pre, Post &post, float eps) {
+         const E *__restrict__ bias, Pre &pre, Post &post, float eps) {
   constexpr int Vec = Epi::kVec, G = Epi::kGroupCols;
   static_assert(Vec == 2 ? N % 2 == 0 : Vec == 1, "pairs need an even N");
   static_assert(G == 0 || (Cfg::BN % (G > 0 ? G : 1) == 0 && G % 8 == 0),
@@ -633,8 +617,8 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
       if (N % Cfg::BN != 0 && n >= N)
         continue;
       const bool pair = N % Cfg::BN == 0 || n + 1 < N;
-      const float b0 = HasBias ? bias[n] : 0.f;
-      const float b1 = HasBias && pair ? bias[n + 1] : 0.f;
+      const float b0 = HasBias ? toFloat(bias[n]) : 0.f;
+      const float b1 = HasBias && pair ? toFloat(bias[n + 1]) : 0.f;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int m = mTop + 8 * h;
@@ -722,15 +706,18 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
 /// linear with its fused epilogue (WgmmaEpilogue above). Without an
 /// epilogue: wgmmaLinear<Shape, Cfg, HasBias, WgmmaEpilogue<Vec, 0>>(x, w,
 /// bias, StoreLinear{y}, NoPost{}, 0.f).
-template <class Shape, class Cfg, bool HasBias, class Epi, class Pre,
+template <class Shape, class Cfg, bool HasBias, class Epi, class E, class Pre,
           class Post>
 __device__ __forceinline__ void
-wgmmaLinear(const float *__restrict__ x, const float *w,
-            const float *__restrict__ bias, Pre pre, Post post, float eps,
-            float *parts = nullptr, unsigned long long *launches = nullptr) {
+wgmmaLinear(const E *__restrict__ x, const E *w,
+            const typename NoDeduce<E>::type *__restrict__ bias, Pre pre,
+            Post post, float eps, float *parts = nullptr,
+            unsigned long long *launches = nullptr) {
 #ifdef KILN_HAS_WGMMA
   constexpr int M = Shape::M, N = Shape::N, S = Cfg::kStages;
-  static_assert(Shape::K % 4 == 0, "16-byte rows");
+  static_assert(Shape::K % (16 / sizeof(E)) == 0, "16-byte rows");
+  static_assert(Cfg::kPasses == 1 || sizeof(E) == 4,
+                "3xTF32 splits f32 operands; f16 and bf16 products are exact");
   static_assert(wgmmaBlocks(M, N, Cfg::BN) < (1ll << 31), "grid.x");
   extern __shared__ unsigned char wgmmaShared[];
   __shared__ u64 full[S], empty[S];
@@ -747,27 +734,28 @@ wgmmaLinear(const float *__restrict__ x, const float *w,
   }
   __syncthreads();
   // What the producer copies: w (and nothing), or w's parts.
-  const float *wBig = w, *wSmall = nullptr;
+  const E *wBig = w, *wSmall = nullptr;
   if constexpr (Cfg::kSplitW) {
     wg::splitOnce(w, parts, static_cast<i64>(N) * Shape::K, launches);
     wBig = parts, wSmall = parts + static_cast<i64>(N) * Shape::K;
   }
   const int role = threadIdx.x / 128;
+  // Registers (ptxas allocates each role within its count; 128 * 40 +
+  // 256 * 232 and 128 * 72 + 256 * 208 both fit the SM's 64 Ki): the
+  // consumers keep 128 accumulators (3xTF32: and 32 for x's parts) and the
+  // epilogue's values; the producer spilled on 40 where M or N does not
+  // divide the tile (its row counts), and the consumers of L2_37's
+  // epilogue on 208.
+  constexpr bool whole = M % Cfg::BM == 0 && N % Cfg::BN == 0;
   if (role == 0) {
-    // Registers (ptxas allocates each role within its count; 128 * 40 +
-    // 256 * 232 and 128 * 72 + 256 * 208 both fit the SM's 64 Ki): the
-    // consumers keep 128 accumulators (3xTF32: and 32 for x's parts) and
-    // the epilogue's values; the producer spilled on 40 where N does not
-    // divide the tile (its row counts), and the consumers of L2_37's
-    // epilogue on 208.
-    if constexpr (N % Cfg::BN == 0)
+    if constexpr (whole)
       asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     else
       asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
-    wg::produce<Shape, Cfg>(x, wBig, wSmall, ring, full, empty, tiles);
+    wg::produce<Shape, Cfg, E>(x, wBig, wSmall, ring, full, empty, tiles);
     return;
   }
-  if constexpr (N % Cfg::BN == 0)
+  if constexpr (whole)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
   else
     asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
@@ -781,7 +769,7 @@ wgmmaLinear(const float *__restrict__ x, const float *w,
 #pragma unroll
     for (int i = 0; i < Cfg::BN / 2; ++i)
       acc[i] = 0.f, total[i] = 0.f;
-    wg::consume<Shape, Cfg>(ring, full, empty, c, it, acc, total);
+    wg::consume<Shape, Cfg, E>(ring, full, empty, c, it, acc, total);
     wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, m0, n0, c, bias, pre, post, eps);
   }
 #else

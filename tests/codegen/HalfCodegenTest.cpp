@@ -3,8 +3,9 @@
 // No GPU needed. Elementwise, reduction and GroupNorm kernels take f16 and
 // bf16 tensors: loads convert to float, each op's result is rounded to its
 // dtype, stores convert back. Every such kernel compiles with NVRTC for
-// sm_90 and sm_80; contractions with half operands are refused with the
-// op's location. (tests/gpu runs them against the reference evaluator.)
+// sm_90 and sm_80; so does f16 and bf16 linear on Hopper (sm_90a), and
+// other contractions with half operands are refused with the op's
+// location. (tests/gpu runs them against the reference evaluator.)
 //
 //===----------------------------------------------------------------------===//
 #include "Engine.h"
@@ -160,17 +161,67 @@ TEST(HalfKernels, TheF32FlagshipKernelsDoNotIncludeHalfSupport) {
   EXPECT_EQ(sources(**exe).find("half.cuh"), std::string::npos);
 }
 
-TEST(HalfKernels, ContractionsWithHalfOperandsAreRefusedAtTheOp) {
-  const char *kg = "graph h(x: f16[N, 8], w: f16[4, 8]) {\n"
-                   "  y = linear(x, w)\n  return y\n}\n";
-  auto g = parseGraph(kg, "lin.kg");
-  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
-  auto exe = Executable::compile(**g, {{3, 8}, {4, 8}}, offlineOptions(true));
-  ASSERT_FALSE(static_cast<bool>(exe));
-  std::string msg = llvm::toString(exe.takeError());
+/// The error of compiling `kg` (x and w of the given shapes) for `arch`,
+/// "" when it compiles.
+std::string compileError(const char *kg, const char *file,
+                         std::vector<llvm::SmallVector<int64_t, 6>> shapes,
+                         const std::string &arch) {
+  auto g = parseGraph(kg, file);
+  if (!g)
+    return llvm::toString(g.takeError());
+  auto exe = Executable::compile(**g, shapes, offlineOptions(false, arch));
+  return exe ? "" : llvm::toString(exe.takeError());
+}
+
+// f16 and bf16 linear runs on Hopper's tensor cores (wgmma of its dtype,
+// compiled by NVRTC for sm_90a) and stores its result in its dtype.
+TEST(HalfKernels, HalfLinearRunsOnHopperTensorCores) {
+  for (const char *t : {"f16", "bf16"}) {
+    const std::string kg =
+        fmt::format("graph h(x: {0}[N, 8], w: {0}[4, 8], b: {0}[4]) {{\n"
+                    "  y = linear(x, w, b)\n  return y\n}}\n",
+                    t);
+    auto g = parseGraph(kg, "lin.kg");
+    ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+    auto exe =
+        Executable::compile(**g, {{3, 8}, {4, 8}, {4}}, offlineOptions(false));
+    ASSERT_TRUE(static_cast<bool>(exe))
+        << t << ": " << llvm::toString(exe.takeError());
+    ASSERT_EQ((*exe)->kernels().size(), 1u);
+    const EmittedKernel &k = (*exe)->kernels()[0];
+    EXPECT_TRUE(k.archSpecific) << t;
+    EXPECT_NE(k.source.find("kiln/half.cuh"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find(fmt::format("const kiln::{} *__restrict__", t)),
+              std::string::npos)
+        << k.source;
+    EXPECT_NE(k.source.find(fmt::format("{} tensor cores (wgmma)", t)),
+              std::string::npos)
+        << k.source;
+  }
+}
+
+// Elsewhere, and where K is not a multiple of 8 (16-byte rows), half
+// linear is refused at the op, saying why; so is half matmul everywhere.
+TEST(HalfKernels, OtherHalfContractionsAreRefusedAtTheOp) {
+  const char *lin = "graph h(x: f16[N, 8], w: f16[4, 8]) {\n"
+                    "  y = linear(x, w)\n  return y\n}\n";
+  std::string msg = compileError(lin, "lin.kg", {{3, 8}, {4, 8}}, "sm_80");
   EXPECT_NE(msg.find("lin.kg:2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Hopper's tensor cores only"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the target is sm_80"), std::string::npos) << msg;
+
+  const char *odd = "graph h(x: bf16[N, 12], w: bf16[4, 12]) {\n"
+                    "  y = linear(x, w)\n  return y\n}\n";
+  msg = compileError(odd, "odd.kg", {{3, 12}, {4, 12}}, "sm_90");
+  EXPECT_NE(msg.find("odd.kg:2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("K is 12"), std::string::npos) << msg;
+
+  const char *mm = "graph h(x: f16[3, 8], w: f16[8, 4]) {\n"
+                   "  y = matmul(x, w)\n  return y\n}\n";
+  msg = compileError(mm, "mm.kg", {{3, 8}, {8, 4}}, "sm_90");
+  EXPECT_NE(msg.find("mm.kg:2:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'x' is f16"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("linear kernels take f32"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("matmul kernels take f32"), std::string::npos) << msg;
 }
 
 TEST(HalfKernels, IntegerTensorsAreStillRefused) {

@@ -682,6 +682,48 @@ std::vector<Case> cases() {
                        "  s = mul(sigmoid(y), y)\n  z = add(s, bias)\n"
                        "  out = group_norm(z, groups=4)\n  return out\n"),
                 {{4097, 512}}});
+  // f16 and bf16 linear (wgmma of the dtype, 64 of K a slice; the result
+  // rounded to the dtype once, as cuBLAS's). Products are exact and the
+  // sums f32, so results differ from the reference only where a rounding
+  // boundary falls between the two sums: one ulp (bf16 0.4%, f16 0.05%) at
+  // rare elements.
+  auto halfLinear = [](const char *t, const std::string &x, int64_t n,
+                       int64_t k, const std::string &tail) {
+    return fmt::format("graph lin(x: {0}[{1}]) {{\n"
+                       "  param w: {0}[{2}, {3}] = uniform(-1, 1, seed=1)\n"
+                       "  param b: {0}[{2}] = uniform(-1, 1, seed=2)\n"
+                       "  y = linear(x, w, b)\n{4}}}\n",
+                       t, x, n, k, tail);
+  };
+  const std::string ret = "  return y\n";
+  // Odd N (one column at a time), K = 264: a part-full last slice.
+  cs.push_back({"linear_bf16_odd",
+                halfLinear("bf16", "M, 264", 517, 264, ret),
+                {{333, 264}},
+                0,
+                0,
+                2e-3});
+  cs.push_back({"linear_f16_wide_3d",
+                halfLinear("f16", "B, T, 1024", 300, 1024, ret),
+                {{4, 50, 1024}},
+                0,
+                0,
+                5e-4});
+  cs.push_back({"linear_bf16_nan",
+                halfLinear("bf16", "M, 512", 128, 512, ret),
+                {{70, 512}},
+                0,
+                0.002,
+                2e-3});
+  // The linear's bf16 result feeds a separate GroupNorm kernel.
+  cs.push_back({"linear_bf16_then_gn",
+                halfLinear("bf16", "M, 256", 256, 256,
+                           "  s = swish(y)\n  out = group_norm(s, groups=8)\n"
+                           "  return out\n"),
+                {{65, 256}},
+                0,
+                0,
+                2e-3});
   return cs;
 }
 

@@ -155,6 +155,7 @@ KERNEL(conv_transpose2d_odd, kiln::ConvAuto<T2>::type)(const float *x,
 
 // linear on Hopper tensor cores, in each precision, as the emitter writes it.
 const char *const kWgmmaSource = R"(
+#include "kiln/half.cuh"
 #include "kiln/wgmma.cuh"
 #define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
 
@@ -165,34 +166,45 @@ using Odd = GemmShape<129, 257, 36>;       // every tile edge
 using L2_62 = GemmShape<1024, 8192, 8192>; // and L2_75
 using L2_37 = GemmShape<32768, 4096, 1024>;
 using Tiny = GemmShape<7, 9, 4>;
-using Store = kiln::StoreLinear;
 using kiln::NoPost;
 
 KERNEL(tf32_odd)(const float *x, const float *w, const float *b, float *y) {
   kiln::wgmmaLinear<Odd, WgmmaConfig<256, 4, 1>, true, WgmmaEpilogue<1, 0>>(
-      x, w, b, Store{y}, NoPost{}, 0.f);
+      x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f);
 }
 KERNEL(tf32_odd_narrow)(const float *x, const float *w, float *y) {
   kiln::wgmmaLinear<Odd, WgmmaConfig<128, 6, 1>, false, WgmmaEpilogue<1, 0>>(
-      x, w, nullptr, Store{y}, NoPost{}, 0.f);
+      x, w, nullptr, kiln::StoreLinear{y}, NoPost{}, 0.f);
 }
 KERNEL(tf32x3_odd)(const float *x, const float *w, const float *b, float *y) {
   kiln::wgmmaLinear<Odd, WgmmaConfig<128, 4, 3>, true, WgmmaEpilogue<1, 0>>(
-      x, w, b, Store{y}, NoPost{}, 0.f);
+      x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f);
 }
 KERNEL(tf32_l2_62)(const float *x, const float *w, const float *b, float *y) {
   kiln::wgmmaLinear<L2_62, WgmmaConfig<256, 4, 1>, true, WgmmaEpilogue<2, 0>>(
-      x, w, b, Store{y}, NoPost{}, 0.f);
+      x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f);
 }
 KERNEL(tf32_tiny)(const float *x, const float *w, const float *b, float *y) {
   kiln::wgmmaLinear<Tiny, WgmmaConfig<128, 6, 1>, true, WgmmaEpilogue<1, 0>>(
-      x, w, b, Store{y}, NoPost{}, 0.f);
+      x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f);
+}
+// f16 and bf16 storage: their own wgmma, 64 of K a slice.
+KERNEL(bf16_odd)(const kiln::bf16 *x, const kiln::bf16 *w,
+                 const kiln::bf16 *b, kiln::bf16 *y) {
+  kiln::wgmmaLinear<GemmShape<129, 257, 40>, WgmmaConfig<256, 4, 1>, true,
+                    WgmmaEpilogue<1, 0>>(x, w, b, kiln::StoreLinear{y},
+                                         NoPost{}, 0.f);
+}
+KERNEL(f16_narrow)(const kiln::f16 *x, const kiln::f16 *w, kiln::f16 *y) {
+  kiln::wgmmaLinear<GemmShape<300, 128, 1024>, WgmmaConfig<128, 6, 1>, false,
+                    WgmmaEpilogue<2, 0>>(x, w, nullptr, kiln::StoreLinear{y},
+                                         NoPost{}, 0.f);
 }
 // 3xTF32 with w split once per launch into `parts`.
 KERNEL(tf32x3_split_w)(const float *x, const float *w, const float *b,
                        float *y, float *parts, unsigned long long *launches) {
   kiln::wgmmaLinear<Odd, WgmmaConfig<128, 4, 3, kiln::kWgmmaGroupM, true>,
-                    true, WgmmaEpilogue<1, 0>>(x, w, b, Store{y}, NoPost{}, 0.f,
+                    true, WgmmaEpilogue<1, 0>>(x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f,
                                                parts, launches);
 }
 // GroupNorm of 16 columns in the epilogue, then leaky_relu and x + x.
@@ -272,6 +284,10 @@ TEST(WgmmaCompile, EveryVariantUsesTensorCoresOnSm90a) {
   EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"),
             std::string::npos);
   EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos); // 3xTF32 split
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
+            std::string::npos);
   // The grid barrier after splitting w once.
   EXPECT_NE(ptx.find("atom.add.release.gpu.global.u64"), std::string::npos);
   EXPECT_NE(ptx.find("ld.acquire.gpu.global.u64"), std::string::npos);
