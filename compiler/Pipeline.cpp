@@ -113,8 +113,8 @@ llvm::Expected<CompiledGraph> runPipeline(const Graph &g,
   StageLog schedule("schedule", opts.printIR);
   std::string schedules;
   for (size_t i = 0; i < out.plan.groups.size(); ++i) {
-    llvm::Expected<Schedule> s =
-        scheduleGroup(out.plan.groups[i], opts.target, opts.precision);
+    llvm::Expected<Schedule> s = scheduleGroup(
+        out.plan.groups[i], opts.target, opts.precision, opts.constantParams);
     if (!s)
       return s.takeError();
     if (opts.adjustSchedule)

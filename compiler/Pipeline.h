@@ -30,6 +30,8 @@ struct PipelineOptions {
   TargetInfo target;
   /// How f32 contractions are computed.
   MatmulPrecision precision = MatmulPrecision::Highest;
+  /// CompileOptions::constantParams.
+  bool constantParams = false;
   /// Stop after specialising (kiln check, the reference evaluator).
   bool specializeOnly = false;
   /// Print each stage's result and time to stderr.

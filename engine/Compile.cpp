@@ -107,6 +107,7 @@ Executable::compile(const Graph &g,
   po.printSource = opts.printSource;
   po.adjustSchedule = opts.adjustSchedule;
   po.precision = opts.matmulPrecision;
+  po.constantParams = opts.constantParams;
   llvm::Expected<CompiledGraph> cg = runPipeline(g, *bindings, po);
   if (!cg)
     return cg.takeError();

@@ -52,6 +52,14 @@ struct CompileOptions {
   /// How f32 linear and matmul are computed (schedule/Precision.h); the
   /// kernels differ, so each precision has its own cache entries.
   MatmulPrecision matmulPrecision = MatmulPrecision::Highest;
+  /// The parameters' values stay the same from run to run: kernels may keep
+  /// what they derive from them (3xTF32's split weights) across runs. It
+  /// is derived again on the first run(), whenever run() gets other
+  /// parameter pointers, and after Executable::paramsUpdated(): call that
+  /// after writing new values into a parameter's buffer, or the kernels
+  /// use the old ones. Off by default; `kiln run`, `bench`, `compile` and
+  /// `plan` turn it on (they upload each parameter once).
+  bool constantParams = false;
   /// Extra NVRTC options, for experiments; part of the cache key.
   std::vector<std::string> nvrtcOptions;
   /// PipelineOptions::adjustSchedule: change a group's schedule before it
@@ -140,6 +148,14 @@ public:
                   llvm::ArrayRef<rt::DevicePtr> outputs,
                   rt::StreamHandle stream = nullptr, RunTrace *trace = nullptr);
 
+  /// The parameters' values changed in place (CompileOptions::
+  /// constantParams): the next run() derives again what kernels keep from
+  /// them.
+  void paramsUpdated() {
+    std::lock_guard<std::mutex> lock(graphMutex_);
+    paramsDirty_ = true;
+  }
+
   /// Launch as one CUDA graph (the default) or kernel by kernel.
   void setGraphLaunches(bool on) {
     std::lock_guard<std::mutex> lock(graphMutex_);
@@ -186,6 +202,11 @@ private:
   rt::LaunchGraph launchGraph_;
   std::vector<rt::DevicePtr> graphArgs_;
   std::string graphFailure_; // why the driver refused the graph
+  /// The parameters of the last run(), and whether they changed in place
+  /// since (paramsUpdated): flags (KernelParam::setOnNewParams) are set
+  /// again when either differs.
+  std::vector<rt::DevicePtr> lastParams_;
+  bool paramsDirty_ = false;
 };
 
 /// The target of the GPU (when `device` is set) or defaultTarget(arch).

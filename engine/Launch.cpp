@@ -78,6 +78,28 @@ llvm::Error Executable::run(llvm::ArrayRef<rt::DevicePtr> inputs,
                          : workspaces_[ki][w++].ptr());
   }
   begin.push_back(args.size());
+  // Kernels that keep what they derive from the parameters across runs
+  // (CompileOptions::constantParams) redo it when the parameters changed:
+  // their flags are set before this run's launches, on the same stream.
+  {
+    std::lock_guard<std::mutex> lock(graphMutex_);
+    if (paramsDirty_ || !llvm::equal(params, lastParams_)) {
+      for (size_t ki = 0; ki < kernels_.size(); ++ki) {
+        size_t w = 0;
+        for (const KernelParam &p : kernels_[ki].params) {
+          if (p.kind != KernelParam::Kind::Workspace)
+            continue;
+          const rt::Buffer &b = workspaces_[ki][w++];
+          if (!p.setOnNewParams)
+            continue;
+          if (llvm::Error e = device_->fill32(b.ptr(), 1, 1, stream))
+            return e;
+        }
+      }
+      lastParams_.assign(params.begin(), params.end());
+      paramsDirty_ = false;
+    }
+  }
   if (!trace && graphLaunches_) {
     std::lock_guard<std::mutex> lock(graphMutex_);
     if (!graphFailure_.empty())

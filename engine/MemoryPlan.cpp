@@ -67,8 +67,9 @@ llvm::Error Executable::planMemory() {
       planBytes_ += p.bytes;
       // Zeroed once here; the kernel restores the zeros before it ends, so
       // launches need no memset (one driver call fewer on the hot path).
-      if (p.zeroed) {
-        if (llvm::Error e = device_->fill32(b->ptr(), 0, p.bytes / 4, nullptr))
+      if (p.zeroed || p.setOnNewParams) {
+        if (llvm::Error e = device_->fill32(b->ptr(), p.setOnNewParams ? 1 : 0,
+                                            p.bytes / 4, nullptr))
           return e;
         zeroed = true;
       }

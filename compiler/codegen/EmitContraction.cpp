@@ -107,12 +107,14 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       if (isOutput(e->result()))
         po.store(e->result(), pl.of(e->result()), post);
   }
-  // w split once per run (3xTF32): its big and small parts, and the
-  // count of the blocks' arrivals at the barrier after the split (zero
-  // when allocated, never reset: wg::splitOnce).
-  const bool splitW = s.get("splitW") != 0;
-  std::string signature = pl.signature();
-  if (splitW) {
+  // w split before the tiles (3xTF32, WgmmaSplitW): its big and small
+  // parts, the count of the blocks' arrivals at the barrier after the split
+  // (zero when allocated, never reset: wg::splitOnce), and for a split kept
+  // across runs the flag that asks for it again (set when the parameters
+  // change).
+  const int64_t splitW = s.get("splitW");
+  std::string signature = pl.signature(), splitArgs;
+  if (splitW != kWgmmaSplitNone) {
     KernelParam parts{KernelParam::Kind::Workspace};
     parts.bytes = 2 * static_cast<uint64_t>(l.n * l.k) * 4;
     KernelParam launches{KernelParam::Kind::Workspace};
@@ -121,6 +123,15 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
     pl.params.push_back(parts);
     pl.params.push_back(launches);
     signature += ", float *parts, unsigned long long *launches";
+    splitArgs = ", parts, launches";
+    if (splitW == kWgmmaSplitFlagged) {
+      KernelParam flag{KernelParam::Kind::Workspace};
+      flag.bytes = 4;
+      flag.setOnNewParams = true;
+      pl.params.push_back(flag);
+      signature += ", unsigned *splitFlag";
+      splitArgs += ", splitFlag";
+    }
   }
   EmittedKernel kk;
   kk.source = fmt::format(
@@ -137,10 +148,12 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       functions, kWgmmaThreads, signature, vec, pre, vec,
       g.norm ? post : "    (void)i, (void)v;\n", l.m, l.n, l.k, s.get("bn"),
       s.get("stages"), s.get("passes"),
-      splitW ? ", kiln::kWgmmaGroupM, true" : "", bias ? "true" : "false", vec,
-      groupCols, pl.of(n.operand(0)), pl.of(n.operand(1)),
-      bias ? pl.of(bias) : "nullptr", cudaFloat(eps),
-      splitW ? ", parts, launches" : "");
+      splitW != kWgmmaSplitNone
+          ? fmt::format(", kiln::kWgmmaGroupM, {}", splitW)
+          : "",
+      bias ? "true" : "false", vec, groupCols, pl.of(n.operand(0)),
+      pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", cudaFloat(eps),
+      splitArgs);
   kk.flops = 2.0 * l.m * l.n * l.k +
              static_cast<double>(domain.numElements()) *
                  (g.epilogue.size() + g.normEpilogue.size() + (g.norm ? 8 : 0));

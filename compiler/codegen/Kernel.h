@@ -27,6 +27,10 @@ struct KernelParam {
   bool zeroed = false; // Workspace: zero when allocated; each launch of the
                        // kernel leaves it zero again (or, a count of
                        // launches, needs only the first zero)
+  /// Workspace: a 4-byte flag, 1 when allocated and set to 1 again by
+  /// Executable::run whenever the parameters change; the kernel clears it
+  /// once it has redone what it derives from them.
+  bool setOnNewParams = false;
 };
 
 struct EmittedKernel {

@@ -106,7 +106,7 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   s.set("passes", passes);
   const bool splitW =
       accurate && (l.m + kWgmmaBM - 1) / kWgmmaBM >= kSplitWRowTiles;
-  s.set("splitW", splitW);
+  s.set("splitW", splitW ? kWgmmaSplitEachLaunch : kWgmmaSplitNone);
   // Persistent: a block per SM at most, each running every grid-th tile
   // (the next tile's slices load during the last one's epilogue).
   s.launch.grid = static_cast<unsigned>(
@@ -143,7 +143,8 @@ int64_t epilogueGroupCols(const Node &anchor, const Node &norm) {
 
 llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
                                         const TargetInfo &tg,
-                                        MatmulPrecision precision) {
+                                        MatmulPrecision precision,
+                                        bool constantParams) {
   const Node &n = *g.anchor;
   const LinearShape l = linearShape(n);
   if (l.m >= (int64_t(1) << 31) || l.n * l.k >= (int64_t(1) << 31))
@@ -154,6 +155,19 @@ llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
                 n.operand(0)->shape().str(), n.operand(1)->shape().str(), l.m,
                 l.n * l.k);
   if (std::optional<Schedule> s = wgmmaSchedule(l, tg, precision)) {
+    // Where w is split before the tiles anyway and is a constant
+    // parameter, it is split once, and again only when the parameters
+    // change. (Everywhere, it would save L2_62's per-tile splits too, but
+    // hold two more copies of w: 512 MiB there.)
+    if (s->get("splitW") == kWgmmaSplitEachLaunch && constantParams &&
+        n.operand(1)->isParam()) {
+      s->set("splitW", kWgmmaSplitFlagged);
+      s->reason = fmt::format(
+          "{}, w split into a {:.1f} MiB workspace when its parameter "
+          "changes",
+          s->reason.substr(0, s->reason.find(", w split")),
+          2.0 * l.n * l.k * 4 / (1 << 20));
+    }
     if (g.norm)
       s->set("groupCols", epilogueGroupCols(n, *g.norm));
     if (!g.epilogue.empty() || g.norm)
@@ -266,9 +280,11 @@ llvm::Expected<MatmulLayout> matmulLayout(const Node &n) {
 
 llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
                                              const TargetInfo &t,
-                                             MatmulPrecision precision) {
-  return g.anchor->op() == OpKind::Linear ? scheduleLinear(g, t, precision)
-                                          : scheduleMatmul(*g.anchor);
+                                             MatmulPrecision precision,
+                                             bool constantParams) {
+  return g.anchor->op() == OpKind::Linear
+             ? scheduleLinear(g, t, precision, constantParams)
+             : scheduleMatmul(*g.anchor);
 }
 
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,

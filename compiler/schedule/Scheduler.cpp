@@ -51,7 +51,8 @@ static llvm::Error checkDTypes(const FusionGroup &g) {
 
 llvm::Expected<Schedule> scheduleGroup(const FusionGroup &g,
                                        const TargetInfo &t,
-                                       MatmulPrecision precision) {
+                                       MatmulPrecision precision,
+                                       bool constantParams) {
   if (llvm::Error e = checkDTypes(g))
     return e;
   switch (g.kind) {
@@ -62,7 +63,7 @@ llvm::Expected<Schedule> scheduleGroup(const FusionGroup &g,
   case GroupKind::GroupNorm:
     return scheduleGroupNorm(g, t);
   case GroupKind::Contraction:
-    return scheduleContraction(g, t, precision);
+    return scheduleContraction(g, t, precision, constantParams);
   case GroupKind::Convolution:
     return scheduleConvolution(g, t);
   }

@@ -25,10 +25,13 @@
 
 namespace kiln {
 
-/// `precision` picks how f32 contractions run (the other kinds ignore it).
+/// `precision` picks how f32 contractions run (the other kinds ignore it);
+/// with `constantParams` (CompileOptions::constantParams), a contraction
+/// may keep what it derives from a parameter across runs.
 llvm::Expected<Schedule>
 scheduleGroup(const FusionGroup &g, const TargetInfo &t,
-              MatmulPrecision precision = MatmulPrecision::Highest);
+              MatmulPrecision precision = MatmulPrecision::Highest,
+              bool constantParams = false);
 
 llvm::Expected<Schedule> schedulePointwise(const FusionGroup &g,
                                            const TargetInfo &t);
@@ -38,7 +41,8 @@ llvm::Expected<Schedule> scheduleGroupNorm(const FusionGroup &g,
                                            const TargetInfo &t);
 llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
                                              const TargetInfo &t,
-                                             MatmulPrecision precision);
+                                             MatmulPrecision precision,
+                                             bool constantParams);
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                                              const TargetInfo &t);
 

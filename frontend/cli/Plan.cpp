@@ -101,6 +101,9 @@ llvm::Expected<CompileOptions> compileOptions(const ParsedArgs &args) {
   if (!precision)
     return precision.takeError();
   opts.matmulPrecision = *precision;
+  // The CLI uploads each parameter once (kiln run, bench), and plan and
+  // compile show and cache the kernels those run.
+  opts.constantParams = true;
   return opts;
 }
 

@@ -65,6 +65,7 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
   opts.onKernelReady = kernelProgress();
   opts.maxDeviceBytes = runOpts.maxDeviceBytes;
   opts.matmulPrecision = runOpts.matmulPrecision;
+  opts.constantParams = true; // as compileOptions (Plan.cpp)
   llvm::Expected<GpuSession> s = prepareGpu(g, inputs, params, paramPath, opts);
   if (!s)
     return reportError(s.takeError());

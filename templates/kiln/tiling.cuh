@@ -79,6 +79,17 @@ inline constexpr int kWgmmaGroupM = 16;
 /// 2.5e-7 (cuBLAS SGEMM: 1.2e-6 at K = 8192), and is no slower.
 inline constexpr int kWgmmaPromoteK = 32;
 
+/// WgmmaConfig's SplitW (the schedule's splitW): 3xTF32's w split by each
+/// tile's producer (None), once per launch into a workspace (EachLaunch),
+/// or into a workspace that persists across launches, again only when the
+/// kernel's flag is set (Flagged: the host sets it when the parameters
+/// change, the kernel clears it).
+enum WgmmaSplitW {
+  kWgmmaSplitNone = 0,
+  kWgmmaSplitEachLaunch = 1,
+  kWgmmaSplitFlagged = 2
+};
+
 KILN_HOST_DEVICE constexpr long long wgmmaBlocks(long long m, long long n,
                                                  int bn) {
   return ceilDiv(m, kWgmmaBM) * ceilDiv(n, bn);

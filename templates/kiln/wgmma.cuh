@@ -13,11 +13,13 @@
 // them, so the result is as accurate as an fp32 SGEMM (docs/precision.md
 // has the figures). Passes 1 reads x and w as they are: the tensor cores
 // use the top 19 bits of each (TF32, truncated). With WgmmaConfig's SplitW
-// (3xTF32 over many row tiles), w is split once per launch instead, into
+// (3xTF32 over many row tiles, or with constant parameters), w is split
+// once per launch instead, or once for as long as it stays the same, into
 // the `parts` workspace (2 N K floats) passed after eps with a launch
-// counter (`launches`, zero when allocated): every block splits a share,
-// the blocks wait for each other (wg::splitOnce: the launch must be
-// cooperative), and the producer copies big and small parts as they are.
+// counter (`launches`, zero when allocated) and, for the latter, a flag
+// (WgmmaSplitW): every block splits a share, the blocks wait for each other
+// (wg::splitOnce: the launch must be cooperative), and the producer copies
+// big and small parts as they are.
 //
 // A block computes 128 x BN tiles of y, one after another (persistent), and
 // has three warpgroups (384 threads). Warpgroup 0 is the producer: it copies
@@ -57,15 +59,15 @@ struct bf16;
 namespace kiln {
 
 template <int BN_, int Stages_, int Passes_, int GroupM_ = kWgmmaGroupM,
-          bool SplitW_ = false>
+          int SplitW_ = kWgmmaSplitNone>
 struct WgmmaConfig {
   static constexpr int BM = kWgmmaBM, BN = BN_, BK = kWgmmaBK;
   static constexpr int kGroupM = GroupM_; // tileOrigin's band of row tiles
   static constexpr int kStages = Stages_, kPasses = Passes_;
-  /// 3xTF32 with w split once per launch, by every block before its tiles
-  /// (wg::splitOnce), into a workspace of w's big and small parts; the
-  /// producer then copies both instead of splitting each tile's slices.
-  static constexpr bool kSplitW = SplitW_;
+  /// 3xTF32 with w split by every block before its tiles (wg::splitOnce),
+  /// into a workspace of w's big and small parts (WgmmaSplitW); the producer
+  /// then copies both instead of splitting each tile's slices.
+  static constexpr int kSplitW = SplitW_;
   static_assert(!SplitW_ || Passes_ == 3, "only 3xTF32 splits w");
   static constexpr int kLag = Stages_ - 2; // slices the producer runs ahead
   /// Arrivals that free a slot: the lead lane of each consumer warp (its
@@ -712,7 +714,8 @@ __device__ __forceinline__ void
 wgmmaLinear(const E *__restrict__ x, const E *w,
             const typename NoDeduce<E>::type *__restrict__ bias, Pre pre,
             Post post, float eps, float *parts = nullptr,
-            unsigned long long *launches = nullptr) {
+            unsigned long long *launches = nullptr,
+            unsigned *splitFlag = nullptr) {
 #ifdef KILN_HAS_WGMMA
   constexpr int M = Shape::M, N = Shape::N, S = Cfg::kStages;
   static_assert(Shape::K % (16 / sizeof(E)) == 0, "16-byte rows");
@@ -735,8 +738,16 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
   __syncthreads();
   // What the producer copies: w (and nothing), or w's parts.
   const E *wBig = w, *wSmall = nullptr;
-  if constexpr (Cfg::kSplitW) {
-    wg::splitOnce(w, parts, static_cast<i64>(N) * Shape::K, launches);
+  if constexpr (Cfg::kSplitW != kWgmmaSplitNone) {
+    // Flagged: every thread reads the flag before its block arrives at the
+    // barrier after the split, so block 0 may clear it once past it.
+    const bool split = Cfg::kSplitW == kWgmmaSplitEachLaunch || *splitFlag != 0;
+    if (split) {
+      wg::splitOnce(w, parts, static_cast<i64>(N) * Shape::K, launches);
+      if (Cfg::kSplitW == kWgmmaSplitFlagged && blockIdx.x == 0 &&
+          threadIdx.x == 0)
+        *splitFlag = 0;
+    }
     wBig = parts, wSmall = parts + static_cast<i64>(N) * Shape::K;
   }
   const int role = threadIdx.x / 128;
@@ -774,7 +785,7 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
   }
 #else
   (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps, (void)parts,
-      (void)launches;
+      (void)launches, (void)splitFlag;
   __trap(); // never scheduled off sm_90a
 #endif
 }

@@ -40,8 +40,10 @@ std::unique_ptr<Executable> generate(const Example &e, const char *arch,
     return nullptr;
   llvm::SmallVector<int64_t, 6> shape = (*g)->inputs()[0]->shape().sizes();
   shape[0] = e.n;
-  auto exe =
-      Executable::compile(**g, {shape}, offlineOptions(generateOnly, arch));
+  // As `kiln plan` and `kiln run` compile: parameters constant.
+  CompileOptions opts = offlineOptions(generateOnly, arch);
+  opts.constantParams = true;
+  auto exe = Executable::compile(**g, {shape}, opts);
   EXPECT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
   return exe ? std::move(*exe) : nullptr;
 }

@@ -84,7 +84,7 @@ TEST(WgmmaEmit, SplitWTakesItsWorkspaces) {
   ASSERT_EQ(ks.size(), 1u);
   const EmittedKernel &k = ks[0];
   EXPECT_TRUE(contains(k.source, "kiln::WgmmaConfig<128, 4, 3, "
-                                 "kiln::kWgmmaGroupM, true>"))
+                                 "kiln::kWgmmaGroupM, 1>"))
       << k.source;
   EXPECT_TRUE(contains(k.source, "float *parts, unsigned long long *launches"))
       << k.source;
@@ -107,6 +107,28 @@ TEST(WgmmaEmit, SplitWTakesItsWorkspaces) {
   EXPECT_FALSE(few[0].cooperative);
   for (const KernelParam &p : few[0].params)
     EXPECT_EQ(p.kind, KernelParam::Kind::Tensor);
+}
+
+// With constant parameters, the kept split's flag follows the parameters:
+// a third workspace, set to 1 when allocated and by run() on new ones.
+TEST(WgmmaEmit, AKeptSplitTakesAFlagSetOnNewParameters) {
+  std::string tall = l2_37(512);
+  tall.replace(tall.find("[8, "), 4, "[4096, ");
+  auto g = parseGraph(tall, "kept.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  CompileOptions opts = offlineOptions(/*generateOnly=*/true, "sm_90");
+  opts.constantParams = true;
+  auto exe = Executable::compile(**g, {{4096, 512}}, opts);
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  const EmittedKernel &k = (*exe)->kernels()[0];
+  EXPECT_TRUE(contains(k.source, "kiln::kWgmmaGroupM, 2>")) << k.source;
+  EXPECT_TRUE(contains(k.source, "parts, launches, splitFlag);")) << k.source;
+  ASSERT_GE(k.params.size(), 3u);
+  const KernelParam &flag = k.params.back();
+  EXPECT_EQ(flag.kind, KernelParam::Kind::Workspace);
+  EXPECT_EQ(flag.bytes, 4u);
+  EXPECT_TRUE(flag.setOnNewParams);
+  EXPECT_FALSE(flag.zeroed);
 }
 
 // An odd N allows no pairs of columns: one column at a time, no

@@ -120,6 +120,38 @@ TEST(WgmmaSchedule, HighestSplitsWOnceFrom32RowTiles) {
   EXPECT_FALSE(high.launch.cooperative);
 }
 
+// With constant parameters (kiln run, bench), a parameter w that is split
+// before the tiles is split only when the parameters change: splitW 2
+// (kWgmmaSplitFlagged). An input w is split every run, and with fewer rows
+// nothing changes (the kept parts would be two more copies of w).
+TEST(WgmmaSchedule, ConstantParametersKeepTheSplitAcrossRuns) {
+  auto schedule = [](const std::string &w, int64_t m) {
+    const std::string text = fmt::format(
+        "graph l(x: f32[{}, 1024]{}) {{\n{}  y = linear(x, w)\n  return y\n"
+        "}}\n",
+        m, w == "input" ? ", w: f32[300, 1024]" : "",
+        w == "input" ? "" : "  param w: f32[300, 1024] = zeros\n");
+    auto g = parseGraph(text, "constant.kg");
+    EXPECT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+    auto spec = prepareForExecution(**g, {});
+    EXPECT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError());
+    FusionPlan plan = partitionGraph(**spec);
+    auto s = scheduleGroup(plan.groups[0], defaultTarget("sm_90"),
+                           MatmulPrecision::Highest, /*constantParams=*/true);
+    EXPECT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+    return std::move(*s);
+  };
+  const Schedule kept = schedule("param", 4096);
+  EXPECT_EQ(kept.get("splitW"), kWgmmaSplitFlagged) << kept.str();
+  EXPECT_TRUE(kept.launch.cooperative);
+  EXPECT_NE(kept.reason.find("w split into a 2.3 MiB workspace when its "
+                             "parameter changes"),
+            std::string::npos)
+      << kept.reason;
+  EXPECT_EQ(schedule("input", 4096).get("splitW"), kWgmmaSplitEachLaunch);
+  EXPECT_EQ(schedule("param", 1024).get("splitW"), kWgmmaSplitNone);
+}
+
 // Below K = 512, FFMA is as accurate as 3xTF32 and costs little: highest
 // keeps it there, while high takes the tensor cores at the same K.
 TEST(WgmmaSchedule, HighestBelowK512KeepsFfma) {

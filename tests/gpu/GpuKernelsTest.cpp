@@ -11,6 +11,8 @@
 #include "GpuExecute.h"
 #include "Parser.h"
 
+#include "kiln/tiling.cuh"
+
 #include <gtest/gtest.h>
 #include <llvm/ADT/STLFunctionalExtras.h>
 
@@ -245,6 +247,79 @@ TEST_F(GpuSigmoid, SigmoidAndSwishMatchFloat64PointByPoint) {
       "graph g(x: f32[N]) {\n  s = sigmoid(x)\n  w = "
       "swish(x)\n  return s, w\n}\n",
       xs, [](double, double want) { return 2.4e-7 * std::abs(want) + 1e-36; });
+}
+
+/// Tests of CompileOptions::constantParams.
+using GpuConstantParams = GpuTest;
+
+// With constant parameters a 3xTF32 linear over 33 row tiles splits w once
+// and keeps the parts: scaling w by 2 (exact in f32 and in the split) must
+// scale y by exactly 2 once the kernel splits again: after paramsUpdated(),
+// or when run() gets another parameter buffer; until then y stays as it was
+// (the documented contract: the parts are derived from the old values).
+TEST_F(GpuConstantParams, SplitWeightsFollowTheParameters) {
+  auto g = parseGraph("graph lin(x: f32[M, 512]) {\n"
+                      "  param w: f32[200, 512] = uniform(-1, 1, seed=1)\n"
+                      "  y = linear(x, w)\n  return y\n}\n",
+                      "constant.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  std::mt19937_64 rng(11);
+  std::vector<HostTensor> inputs;
+  inputs.push_back(randomTensor(DType::F32, {4100, 512}, rng, 0, 0));
+  CompileOptions opts;
+  opts.constantParams = true;
+  auto s = prepareGpu(**g, inputs, nullptr, "", opts);
+  ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+  ASSERT_EQ(s->exe->schedules()[0].get("splitW"), kWgmmaSplitFlagged)
+      << s->exe->schedules()[0].str();
+  rt::Device &dev = *s->exe->device();
+  Case c{"constant parameters", "", {{4100, 512}}};
+  auto runOnce = [&]() -> std::vector<float> {
+    EXPECT_FALSE(static_cast<bool>(s->poisonOutputs()));
+    EXPECT_FALSE(static_cast<bool>(s->run()));
+    auto outs = s->downloadOutputs();
+    EXPECT_TRUE(static_cast<bool>(outs)) << llvm::toString(outs.takeError());
+    std::vector<float> y((*outs)[0].numel());
+    for (size_t i = 0; i < y.size(); ++i)
+      y[i] = static_cast<float>((*outs)[0].get(static_cast<int64_t>(i)));
+    return y;
+  };
+  const std::vector<float> y1 = runOnce();
+  expectMatches(c, **g, *s, inputs, 0);
+  // w times `scale`, written into `dst`.
+  const size_t wCount = 200 * 512;
+  std::vector<float> w(wCount);
+  ASSERT_FALSE(static_cast<bool>(
+      dev.copyToHost(w.data(), s->params[0].ptr(), wCount * 4)));
+  auto writeScaled = [&](rt::DevicePtr dst, float scale) {
+    std::vector<float> v(w);
+    for (float &e : v)
+      e *= scale;
+    ASSERT_FALSE(
+        static_cast<bool>(dev.copyToDevice(dst, v.data(), wCount * 4)));
+    ASSERT_FALSE(static_cast<bool>(dev.synchronize()));
+  };
+  auto expectScaled = [&](const std::vector<float> &y, float scale,
+                          const char *what) {
+    size_t bad = 0;
+    for (size_t i = 0; i < y.size(); ++i)
+      bad += !(y[i] == scale * y1[i]);
+    EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << y.size()
+                       << " elements are not " << scale << " y";
+  };
+  // In place, unannounced: the kept parts are still w's.
+  writeScaled(s->params[0].ptr(), 2.f);
+  expectScaled(runOnce(), 1.f, "2 w in place, before paramsUpdated");
+  // Announced: split again.
+  s->exe->paramsUpdated();
+  expectScaled(runOnce(), 2.f, "2 w after paramsUpdated");
+  expectScaled(runOnce(), 2.f, "2 w, the run after");
+  // Another buffer: split again, without being told.
+  auto other = dev.alloc(wCount * 4);
+  ASSERT_TRUE(static_cast<bool>(other)) << llvm::toString(other.takeError());
+  writeScaled(other->ptr(), 4.f);
+  std::swap(s->params[0], *other);
+  expectScaled(runOnce(), 4.f, "4 w in another buffer");
 }
 
 // Executable::compile creates the device's context on another thread while

@@ -203,9 +203,21 @@ KERNEL(f16_narrow)(const kiln::f16 *x, const kiln::f16 *w, kiln::f16 *y) {
 // 3xTF32 with w split once per launch into `parts`.
 KERNEL(tf32x3_split_w)(const float *x, const float *w, const float *b,
                        float *y, float *parts, unsigned long long *launches) {
-  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 4, 3, kiln::kWgmmaGroupM, true>,
-                    true, WgmmaEpilogue<1, 0>>(x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f,
-                                               parts, launches);
+  kiln::wgmmaLinear<Odd,
+                    WgmmaConfig<128, 4, 3, kiln::kWgmmaGroupM,
+                                kiln::kWgmmaSplitEachLaunch>,
+                    true, WgmmaEpilogue<1, 0>>(
+      x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f, parts, launches);
+}
+// The same, split again only when the host sets *flag.
+KERNEL(tf32x3_split_w_flagged)(const float *x, const float *w, const float *b,
+                               float *y, float *parts,
+                               unsigned long long *launches, unsigned *flag) {
+  kiln::wgmmaLinear<Odd,
+                    WgmmaConfig<128, 4, 3, kiln::kWgmmaGroupM,
+                                kiln::kWgmmaSplitFlagged>,
+                    true, WgmmaEpilogue<1, 0>>(
+      x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f, parts, launches, flag);
 }
 // GroupNorm of 16 columns in the epilogue, then leaky_relu and x + x.
 KERNEL(tf32x3_l2_62_gn)(const float *x, const float *w, const float *b,
