@@ -49,11 +49,39 @@ __device__ __forceinline__ float divDenominator(float x, float d) {
   const float refined = fmaf(r, fmaf(-d, q, x), q);
   return d == inf ? x * 0.0f : fabsf(q) < inf ? copysignf(refined, x) : q;
 }
+/// 1 + expf(-x), as CUDA's expf computes it inlined there (the scale and
+/// the 1 in one fused multiply-add), in one block of PTX: the same
+/// instructions, which NVRTC's front end then does not have to optimise
+/// once per call (L2_37's epilogue inlines 128 of them: about 0.5 s of its
+/// compile). CUDA's expf: t = sat(a log2(e) / 252 + 1/2), j = t 252 + 2^23
+/// + 1 rounded down (2^(j - 2^23 - 127) as a float is j << 23), then
+/// 2^(a log2(e) - (j - 2^23 - 127)) by ex2.approx, a = -x.
+__device__ __forceinline__ float onePlusExpNeg(float x) {
+  float d;
+  asm("{\n"
+      "  .reg .f32 t, j, r, f, e, s;\n"
+      "  .reg .b32 b;\n"
+      "  fma.rn.sat.f32 t, %1, 0fBBBB989D, 0f3F000000;\n"
+      "  fma.rm.f32 j, t, 0f437C0000, 0f4B400001;\n"
+      "  add.f32 r, j, 0fCB40007F;\n"
+      "  mov.b32 b, j;\n"
+      "  shl.b32 b, b, 23;\n"
+      "  mov.b32 s, b;\n"
+      "  neg.f32 r, r;\n"
+      "  fma.rn.f32 f, %1, 0fBFB8AA3B, r;\n"
+      "  fma.rn.f32 f, %1, 0fB2A57060, f;\n"
+      "  ex2.approx.ftz.f32 e, f;\n"
+      "  fma.rn.f32 %0, s, e, 0f3F800000;\n"
+      "}"
+      : "=f"(d)
+      : "f"(x));
+  return d;
+}
 __device__ __forceinline__ float sigmoid(float x) {
-  return recipDenominator(1.0f + expf(-x));
+  return recipDenominator(onePlusExpNeg(x));
 }
 __device__ __forceinline__ float swish(float x) {
-  return divDenominator(x, 1.0f + expf(-x));
+  return divDenominator(x, onePlusExpNeg(x));
 }
 /// gelu(x) = x * Phi(x), Phi the normal CDF, as PyTorch's exact (erf) form.
 /// Phi comes from its tail e(a) = Phi(-a) = 2^-(1 + a * P(a)), a = |x|, P of
