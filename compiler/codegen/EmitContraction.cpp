@@ -30,11 +30,14 @@ static std::string kernelHead(const ParamList &pl, const char *include) {
 /// elementwise nodes after the linear on pairs of columns (one column where
 /// N is odd) and stores the group's outputs among them; with a group_norm,
 /// the template normalises in registers and `post` applies the affine, runs
-/// the nodes after it and stores.
+/// the nodes after it and stores. A matmul with a 2-D right operand runs
+/// the same, that operand transposed into w first (WgmmaConfig's
+/// TransposeW).
 static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
   const Node &n = *g.anchor;
-  const Value *bias = n.operand(2), *y = n.result();
-  const LinearShape l = linearShape(n);
+  const bool matmul = n.op() == OpKind::Matmul;
+  const Value *bias = matmul ? nullptr : n.operand(2), *y = n.result();
+  const LinearShape l = matmul ? *wgmmaMatmulShape(n) : linearShape(n);
   ParamList pl = tensorParams(g);
   auto param = [&](const Value *v) { return pl.of(v); };
   const Shape &domain = y->shape();
@@ -116,7 +119,9 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
   std::string signature = pl.signature(), splitArgs;
   if (splitW != kWgmmaSplitNone) {
     KernelParam parts{KernelParam::Kind::Workspace};
-    parts.bytes = 2 * static_cast<uint64_t>(l.n * l.k) * 4;
+    // TF32 keeps a transposed w alone; 3xTF32 its big and small parts.
+    parts.bytes =
+        (s.get("passes") == 3 ? 2 : 1) * static_cast<uint64_t>(l.n * l.k) * 4;
     KernelParam launches{KernelParam::Kind::Workspace};
     launches.bytes = 8;
     launches.zeroed = true;
@@ -133,9 +138,13 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       splitArgs += ", splitFlag";
     }
   }
+  const std::string what =
+      matmul ? fmt::format("matmul: [{}, {}] x [{}, {}]", l.m, l.k, l.k, l.n)
+             : fmt::format("linear: [{}, {}] x [{}, {}]^T{}", l.m, l.k, l.n,
+                           l.k, bias ? " + bias" : "");
   EmittedKernel kk;
   kk.source = fmt::format(
-      "// Kiln linear: [{}, {}] x [{}, {}]^T{}, {}.\n{}#include "
+      "// Kiln {}, {}.\n{}#include "
       "\"kiln/ops.cuh\"\n#include \"kiln/wgmma.cuh\"\n\n{}"
       "extern \"C\" __global__ void __launch_bounds__({}, 1)\n"
       "KILN_NAME({}) {{\n"
@@ -144,13 +153,12 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       "  kiln::wgmmaLinear<kiln::GemmShape<{}, {}, {}>, "
       "kiln::WgmmaConfig<{}, {}, {}{}>, {}, kiln::WgmmaEpilogue<{}, {}>>(\n"
       "      {}, {}, {}, pre, post, {}{});\n}}\n",
-      l.m, l.k, l.n, l.k, bias ? " + bias" : "", s.reason, pl.halfInclude(),
-      functions, kWgmmaThreads, signature, vec, pre, vec,
-      g.norm ? post : "    (void)i, (void)v;\n", l.m, l.n, l.k, s.get("bn"),
-      s.get("stages"), s.get("passes"),
-      splitW != kWgmmaSplitNone
-          ? fmt::format(", kiln::kWgmmaGroupM, {}", splitW)
-          : "",
+      what, s.reason, pl.halfInclude(), functions, kWgmmaThreads, signature,
+      vec, pre, vec, g.norm ? post : "    (void)i, (void)v;\n", l.m, l.n, l.k,
+      s.get("bn"), s.get("stages"), s.get("passes"),
+      splitW != kWgmmaSplitNone ? fmt::format(", kiln::kWgmmaGroupM, {}{}",
+                                              splitW, matmul ? ", true" : "")
+                                : "",
       bias ? "true" : "false", vec, groupCols, pl.of(n.operand(0)),
       pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", cudaFloat(eps),
       splitArgs);

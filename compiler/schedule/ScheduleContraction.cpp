@@ -197,10 +197,32 @@ llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
   return s;
 }
 
-llvm::Expected<Schedule> scheduleMatmul(const Node &n) {
+llvm::Expected<Schedule> scheduleMatmul(const Node &n, const TargetInfo &tg,
+                                        MatmulPrecision precision,
+                                        bool constantParams) {
   llvm::Expected<MatmulLayout> l = matmulLayout(n);
   if (!l)
     return l.takeError();
+  // A 2-D right operand (x @ W, x of any batch dims): the tensor-core
+  // linear, with W transposed (and split, 3xTF32) into a workspace before
+  // the tiles: per run, or, for a constant parameter, when it changes.
+  if (std::optional<LinearShape> ls = wgmmaMatmulShape(n)) {
+    if (std::optional<Schedule> s = wgmmaSchedule(*ls, tg, precision)) {
+      const Value *b = n.operand(1);
+      const bool kept = constantParams && b->isParam();
+      const bool split = s->get("passes") == 3;
+      s->set("splitW", kept ? kWgmmaSplitFlagged : kWgmmaSplitEachLaunch);
+      s->launch.cooperative = true;
+      s->reason = fmt::format(
+          "{}, the {} x {} operand transposed{} into a {:.1f} MiB workspace "
+          "{}",
+          s->reason.substr(0, s->reason.find(", w split")), ls->k, ls->n,
+          split ? " and split" : "",
+          (split ? 2.0 : 1.0) * ls->n * ls->k * 4 / (1 << 20),
+          kept ? "when its parameter changes" : "each run");
+      return std::move(*s);
+    }
+  }
   TileShape t = pickGemmTile(l->m, l->n, l->k);
   llvm::Expected<Schedule> s =
       tiledSchedule(n, GroupKind::Contraction, "gemmNN", t,
@@ -284,7 +306,7 @@ llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
                                              bool constantParams) {
   return g.anchor->op() == OpKind::Linear
              ? scheduleLinear(g, t, precision, constantParams)
-             : scheduleMatmul(*g.anchor);
+             : scheduleMatmul(*g.anchor, t, precision, constantParams);
 }
 
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
@@ -332,6 +354,21 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
   if (s)
     s->reason = fmt::format("implicit GEMM, FFMA tiles of {}x{}", t.bp, t.bq);
   return s;
+}
+
+std::optional<LinearShape> wgmmaMatmulShape(const Node &n) {
+  const Shape &b = n.operand(1)->shape();
+  if (n.op() != OpKind::Matmul || b.rank() != 2 ||
+      n.result()->dtype() != DType::F32)
+    return std::nullopt;
+  llvm::Expected<MatmulLayout> l = matmulLayout(n);
+  if (!l) {
+    llvm::consumeError(l.takeError());
+    return std::nullopt;
+  }
+  // B has no batch dims, so the output's are x's, which is contiguous:
+  // its batches of rows are one matrix of batches * m rows.
+  return LinearShape{l->batches * l->m, l->k, l->n, DType::F32};
 }
 
 LinearShape linearShape(const Node &n) {

@@ -21,6 +21,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <vector>
 
 namespace kiln {
@@ -82,6 +83,10 @@ struct LinearShape {
   DType dtype = DType::F32; // of x, w and the bias (the same)
 };
 LinearShape linearShape(const Node &linear);
+/// A matmul that the tensor-core linear runs (wgmmaLinear with a
+/// transposed w): f32, a 2-D right operand; its sizes as a linear's (the
+/// left operand's rows, batches included, as m). nullopt for any other.
+std::optional<LinearShape> wgmmaMatmulShape(const Node &matmul);
 
 /// A conv2d or conv_transpose2d's sizes, an unbatched input as a batch of 1.
 struct ConvShape {

@@ -18,7 +18,7 @@
 // the `parts` workspace (2 N K floats) passed after eps with a launch
 // counter (`launches`, zero when allocated) and, for the latter, a flag
 // (WgmmaSplitW): every block splits a share, the blocks wait for each other
-// (wg::splitOnce: the launch must be cooperative), and the producer copies
+// (wg::gridSync: the launch must be cooperative), and the producer copies
 // big and small parts as they are.
 //
 // A block computes 128 x BN tiles of y, one after another (persistent), and
@@ -59,16 +59,25 @@ struct bf16;
 namespace kiln {
 
 template <int BN_, int Stages_, int Passes_, int GroupM_ = kWgmmaGroupM,
-          int SplitW_ = kWgmmaSplitNone>
+          int SplitW_ = kWgmmaSplitNone, bool TransposeW_ = false>
 struct WgmmaConfig {
   static constexpr int BM = kWgmmaBM, BN = BN_, BK = kWgmmaBK;
   static constexpr int kGroupM = GroupM_; // tileOrigin's band of row tiles
   static constexpr int kStages = Stages_, kPasses = Passes_;
-  /// 3xTF32 with w split by every block before its tiles (wg::splitOnce),
+  /// 3xTF32 with w split by every block before its tiles (wg::splitAll),
   /// into a workspace of w's big and small parts (WgmmaSplitW); the producer
   /// then copies both instead of splitting each tile's slices.
   static constexpr int kSplitW = SplitW_;
-  static_assert(!SplitW_ || Passes_ == 3, "only 3xTF32 splits w");
+  /// w given as matmul's right operand, K x N: transposed before the tiles
+  /// (wg::transposeAll, and split for 3xTF32) into the workspace, as often
+  /// as SplitW says (EachLaunch or Flagged).
+  static constexpr bool kTransposeW = TransposeW_;
+  static_assert(!SplitW_ || Passes_ == 3 || TransposeW_,
+                "only 3xTF32 splits w");
+  static_assert(!TransposeW_ || SplitW_ != kWgmmaSplitNone,
+                "a transposed w is made before the tiles");
+  /// The producer copies w's parts from the workspace (not split per tile).
+  static constexpr bool kPartsGiven = SplitW_ != kWgmmaSplitNone;
   static constexpr int kLag = Stages_ - 2; // slices the producer runs ahead
   /// Arrivals that free a slot: the lead lane of each consumer warp (its
   /// wgmma reads shared memory through the async proxy, complete at its
@@ -169,22 +178,13 @@ __device__ __forceinline__ void split(const float4 &v, float4 &big,
   }
 }
 
-/// w's n floats (n % 4 == 0) split into big[n] and small[n] (`parts`), the
-/// float4s shared out over every thread of the grid; then every block waits
-/// for the others (the launch must be cooperative). `launches` counts the
-/// blocks' arrivals over all launches and is never reset: a launch's blocks
-/// wait for the next multiple of gridDim.x (every launch of a kernel has
-/// the same grid, and launches on its workspace do not overlap). The
-/// release and acquire make the parts visible to every block's copies.
-__device__ __forceinline__ void splitOnce(const float *__restrict__ w,
-                                          float *__restrict__ parts, i64 n,
-                                          unsigned long long *launches) {
-  const float4 *in = reinterpret_cast<const float4 *>(w);
-  float4 *big = reinterpret_cast<float4 *>(parts);
-  float4 *small = reinterpret_cast<float4 *>(parts + n);
-  for (i64 i = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
-       i < n / 4; i += static_cast<i64>(gridDim.x) * blockDim.x)
-    split(in[i], big[i], small[i]);
+/// Every block of the grid waits here for the others, after its writes
+/// (the launch must be cooperative). `launches` counts the blocks'
+/// arrivals over all launches and is never reset: a launch's blocks wait
+/// for the next multiple of gridDim.x (every launch of a kernel has the
+/// same grid, and launches on its workspace do not overlap). The release
+/// and acquire make each block's writes visible to every block after it.
+__device__ __forceinline__ void gridSync(unsigned long long *launches) {
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned long long old, now;
@@ -204,6 +204,56 @@ __device__ __forceinline__ void splitOnce(const float *__restrict__ w,
     }
   }
   __syncthreads();
+}
+
+/// w's n floats (n % 4 == 0) split into big[n] and small[n] (`parts`), the
+/// float4s shared out over every thread of the grid.
+__device__ __forceinline__ void splitAll(const float *__restrict__ w,
+                                         float *__restrict__ parts, i64 n) {
+  const float4 *in = reinterpret_cast<const float4 *>(w);
+  float4 *big = reinterpret_cast<float4 *>(parts);
+  float4 *small = reinterpret_cast<float4 *>(parts + n);
+  for (i64 i = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
+       i < n / 4; i += static_cast<i64>(gridDim.x) * blockDim.x)
+    split(in[i], big[i], small[i]);
+}
+
+/// b (K x N, row-major: matmul's right operand) transposed into out
+/// (N x K, the K-major w the tiles read), through 32 x 32 tiles in shared
+/// memory (`scratch`, 32 x 33 floats) so that both sides are coalesced;
+/// with Split, 3xTF32's parts instead: big in out[N K], small after it.
+template <bool Split>
+__device__ __forceinline__ void transposeAll(const float *__restrict__ b,
+                                             float *__restrict__ out, int K,
+                                             int N, float *scratch) {
+  const int lane = threadIdx.x % 32, row = threadIdx.x / 32;
+  const int rows = blockDim.x / 32;
+  const int tilesN = (N + 31) / 32, tiles = (K + 31) / 32 * tilesN;
+  const i64 nk = static_cast<i64>(N) * K;
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int k0 = t / tilesN * 32, n0 = t % tilesN * 32;
+    for (int r = row; r < 32; r += rows) {
+      const int k = k0 + r, n = n0 + lane;
+      scratch[r * 33 + lane] =
+          k < K && n < N ? b[static_cast<i64>(k) * N + n] : 0.f;
+    }
+    __syncthreads();
+    for (int r = row; r < 32; r += rows) {
+      const int n = n0 + r, k = k0 + lane;
+      if (n >= N || k >= K)
+        continue;
+      const float v = scratch[lane * 33 + r];
+      const i64 at = static_cast<i64>(n) * K + k;
+      if constexpr (Split) {
+        const float big = roundTf32(v);
+        out[at] = big;
+        out[nk + at] = isfinite(big) ? roundTf32(v - big) : 0.f;
+      } else {
+        out[at] = v;
+      }
+    }
+    __syncthreads();
+  }
 }
 
 /// A K-major operand tile in shared memory at `addr` (1024-byte aligned
@@ -378,7 +428,7 @@ produce(const E *__restrict__ x, const E *__restrict__ w,
   auto finish = [&](int u) {
     const int s = u % S;
     copyWait<Lag>();
-    if constexpr (Cfg::kPasses == 3 && !Cfg::kSplitW) {
+    if constexpr (Cfg::kPasses == 3 && !Cfg::kPartsGiven) {
       // Split the chunks of w this thread copied: big in place, small
       // beside (x is split in the consumers' registers).
       unsigned char *slot = ring + s * Cfg::kStageBytes + Cfg::kABytes + inRow;
@@ -427,7 +477,7 @@ produce(const E *__restrict__ x, const E *__restrict__ w,
         const bool in = kIn && i < rowsB;
         copy16(b + i * 2048, in ? ws + static_cast<i64>(16 * i) * K + k : w,
                in);
-        if constexpr (Cfg::kSplitW)
+        if constexpr (Cfg::kPasses == 3 && Cfg::kPartsGiven)
           copy16(b + Cfg::kBBytes + i * 2048,
                  in ? ws - w + wSmall + static_cast<i64>(16 * i) * K + k
                     : wSmall,
@@ -738,17 +788,25 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
   __syncthreads();
   // What the producer copies: w (and nothing), or w's parts.
   const E *wBig = w, *wSmall = nullptr;
-  if constexpr (Cfg::kSplitW != kWgmmaSplitNone) {
+  if constexpr (Cfg::kPartsGiven) {
     // Flagged: every thread reads the flag before its block arrives at the
     // barrier after the split, so block 0 may clear it once past it.
-    const bool split = Cfg::kSplitW == kWgmmaSplitEachLaunch || *splitFlag != 0;
-    if (split) {
-      wg::splitOnce(w, parts, static_cast<i64>(N) * Shape::K, launches);
+    constexpr int K = Shape::K;
+    const bool redo = Cfg::kSplitW == kWgmmaSplitEachLaunch || *splitFlag != 0;
+    if (redo) {
+      if constexpr (Cfg::kTransposeW)
+        wg::transposeAll<Cfg::kPasses == 3>(w, parts, K, N,
+                                            reinterpret_cast<float *>(ring));
+      else
+        wg::splitAll(w, parts, static_cast<i64>(N) * K);
+      wg::gridSync(launches);
       if (Cfg::kSplitW == kWgmmaSplitFlagged && blockIdx.x == 0 &&
           threadIdx.x == 0)
         *splitFlag = 0;
     }
-    wBig = parts, wSmall = parts + static_cast<i64>(N) * Shape::K;
+    wBig = parts;
+    if constexpr (Cfg::kPasses == 3)
+      wSmall = parts + static_cast<i64>(N) * K;
   }
   const int role = threadIdx.x / 128;
   // Registers (ptxas allocates each role within its count; 128 * 40 +

@@ -152,6 +152,67 @@ TEST(WgmmaSchedule, ConstantParametersKeepTheSplitAcrossRuns) {
   EXPECT_EQ(schedule("param", 1024).get("splitW"), kWgmmaSplitNone);
 }
 
+/// The schedule of out = matmul(x, y), x f32[xs], y f32[ys] (a parameter
+/// with `param`), at `precision` on sm_90.
+Schedule matmulSchedule(const std::string &xs, const std::string &ys,
+                        MatmulPrecision precision, bool param = false,
+                        bool constantParams = false) {
+  const std::string text =
+      param ? fmt::format("graph m(x: f32[{}]) {{\n  param y: f32[{}] = "
+                          "zeros\n  out = matmul(x, y)\n  return out\n}}\n",
+                          xs, ys)
+            : fmt::format("graph m(x: f32[{}], y: f32[{}]) {{\n"
+                          "  out = matmul(x, y)\n  return out\n}}\n",
+                          xs, ys);
+  auto g = parseGraph(text, "mm.kg");
+  EXPECT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  auto spec = prepareForExecution(**g, {});
+  EXPECT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError());
+  FusionPlan plan = partitionGraph(**spec);
+  auto s = scheduleGroup(plan.groups[0], defaultTarget("sm_90"), precision,
+                         constantParams);
+  EXPECT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+  return std::move(*s);
+}
+
+// matmul with a 2-D right operand runs the tensor-core linear, that operand
+// transposed (and split at highest) into a workspace before the tiles:
+// every run, or with constant parameters when the parameter changes. A
+// batched right operand, a 1-D one, or K % 4 != 0 keep the FFMA kernel.
+TEST(WgmmaSchedule, MatmulWithA2DRightOperandRunsOnTensorCores) {
+  const Schedule s =
+      matmulSchedule("3, 50, 512", "512, 200", MatmulPrecision::Highest);
+  EXPECT_EQ(s.kernel, "wgmmaLinear") << s.str();
+  EXPECT_EQ(s.get("passes"), 3);
+  EXPECT_EQ(s.get("splitW"), kWgmmaSplitEachLaunch);
+  EXPECT_EQ(s.get("tiles"), wgmmaBlocks(150, 200, 128));
+  EXPECT_TRUE(s.launch.cooperative);
+  EXPECT_NE(s.reason.find("the 512 x 200 operand transposed and split into "
+                          "a 0.8 MiB workspace each run"),
+            std::string::npos)
+      << s.reason;
+  const Schedule high =
+      matmulSchedule("9, 36", "36, 257", MatmulPrecision::High);
+  EXPECT_EQ(high.kernel, "wgmmaLinear") << high.str();
+  EXPECT_EQ(high.get("passes"), 1);
+  EXPECT_NE(high.reason.find("the 36 x 257 operand transposed into"),
+            std::string::npos)
+      << high.reason;
+  const Schedule kept =
+      matmulSchedule("8, 512", "512, 64", MatmulPrecision::Highest, true, true);
+  EXPECT_EQ(kept.get("splitW"), kWgmmaSplitFlagged) << kept.str();
+  EXPECT_EQ(
+      matmulSchedule("3, 8, 512", "3, 512, 64", MatmulPrecision::High).kernel,
+      "gemmNN");
+  EXPECT_EQ(matmulSchedule("8, 512", "512", MatmulPrecision::High).kernel,
+            "gemmNN");
+  EXPECT_EQ(matmulSchedule("8, 514", "514, 64", MatmulPrecision::High).kernel,
+            "gemmNN");
+  EXPECT_EQ(
+      matmulSchedule("8, 256", "256, 64", MatmulPrecision::Highest).kernel,
+      "gemmNN");
+}
+
 // Below K = 512, FFMA is as accurate as 3xTF32 and costs little: highest
 // keeps it there, while high takes the tensor cores at the same K.
 TEST(WgmmaSchedule, HighestBelowK512KeepsFfma) {

@@ -682,6 +682,42 @@ std::vector<Case> cases() {
                        "  s = mul(sigmoid(y), y)\n  z = add(s, bias)\n"
                        "  out = group_norm(z, groups=4)\n  return out\n"),
                 {{4097, 512}}});
+  // matmul with a 2-D right operand on the tensor cores: that operand
+  // transposed (and split, 3xTF32) into a workspace before the tiles.
+  // Odd M, N and K (K % 4 == 0), batched left operands, NaN, a parameter,
+  // TF32 at a K of 36 (a part-full slice), and elementwise nodes after it
+  // in their own kernel.
+  cs.push_back({"matmul_tc_odd",
+                "graph m(x: f32[M, 516], y: f32[516, 301]) {\n"
+                "  out = matmul(x, y)\n  return out\n}\n",
+                {{333, 516}, {516, 301}}});
+  cs.push_back({"matmul_tc_batched_param",
+                "graph m(x: f32[B, T, 512]) {\n"
+                "  param w: f32[512, 200] = uniform(-1, 1, seed=1)\n"
+                "  y = matmul(x, w)\n  out = gelu(y)\n  return out, y\n}\n",
+                {{3, 50, 512}}});
+  cs.push_back({"matmul_tc_nan",
+                "graph m(x: f32[M, 512], y: f32[512, 130]) {\n"
+                "  out = matmul(x, y)\n  return out\n}\n",
+                {{70, 512}, {512, 130}},
+                0,
+                0.001});
+  cs.push_back({"matmul_tc_k36_high",
+                "graph m(x: f32[M, 36], y: f32[36, 257]) {\n"
+                "  out = matmul(x, y)\n  return out\n}\n",
+                {{129, 36}, {36, 257}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"matmul_tc_rows_high",
+                "graph m(x: f32[M, 1024], y: f32[1024, 512]) {\n"
+                "  out = matmul(x, y)\n  return out\n}\n",
+                {{4097, 1024}, {1024, 512}},
+                0,
+                0,
+                tf32Tol,
+                high});
   // f16 and bf16 linear (wgmma of the dtype, 64 of K a slice; the result
   // rounded to the dtype once, as cuBLAS's). Products are exact and the
   // sums f32, so results differ from the reference only where a rounding

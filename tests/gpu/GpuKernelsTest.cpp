@@ -249,19 +249,17 @@ TEST_F(GpuSigmoid, SigmoidAndSwishMatchFloat64PointByPoint) {
       xs, [](double, double want) { return 2.4e-7 * std::abs(want) + 1e-36; });
 }
 
-/// Tests of CompileOptions::constantParams.
-using GpuConstantParams = GpuTest;
-
 // With constant parameters a 3xTF32 linear over 33 row tiles splits w once
-// and keeps the parts: scaling w by 2 (exact in f32 and in the split) must
-// scale y by exactly 2 once the kernel splits again: after paramsUpdated(),
-// or when run() gets another parameter buffer; until then y stays as it was
-// (the documented contract: the parts are derived from the old values).
-TEST_F(GpuConstantParams, SplitWeightsFollowTheParameters) {
-  auto g = parseGraph("graph lin(x: f32[M, 512]) {\n"
-                      "  param w: f32[200, 512] = uniform(-1, 1, seed=1)\n"
-                      "  y = linear(x, w)\n  return y\n}\n",
-                      "constant.kg");
+// and keeps the parts (and a matmul its transposed right operand): scaling
+// w by 2 (exact in f32 and in the split) must scale y by exactly 2 once the
+// kernel splits again: after paramsUpdated(), or when run() gets another
+// parameter buffer; until then y stays as it was (the documented contract:
+// the parts are derived from the old values).
+class GpuConstantParams : public GpuTest,
+                          public ::testing::WithParamInterface<const char *> {};
+
+TEST_P(GpuConstantParams, SplitWeightsFollowTheParameters) {
+  auto g = parseGraph(GetParam(), "constant.kg");
   ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
   std::mt19937_64 rng(11);
   std::vector<HostTensor> inputs;
@@ -321,6 +319,15 @@ TEST_F(GpuConstantParams, SplitWeightsFollowTheParameters) {
   std::swap(s->params[0], *other);
   expectScaled(runOnce(), 4.f, "4 w in another buffer");
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    LinearAndMatmul, GpuConstantParams,
+    ::testing::Values("graph lin(x: f32[M, 512]) {\n"
+                      "  param w: f32[200, 512] = uniform(-1, 1, seed=1)\n"
+                      "  y = linear(x, w)\n  return y\n}\n",
+                      "graph mm(x: f32[M, 512]) {\n"
+                      "  param w: f32[512, 200] = uniform(-1, 1, seed=1)\n"
+                      "  y = matmul(x, w)\n  return y\n}\n"));
 
 // Executable::compile creates the device's context on another thread while
 // the kernels compile, and the calling thread must come out with it

@@ -219,6 +219,26 @@ KERNEL(tf32x3_split_w_flagged)(const float *x, const float *w, const float *b,
                     true, WgmmaEpilogue<1, 0>>(
       x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f, parts, launches, flag);
 }
+// matmul's K x N right operand transposed before the tiles: TF32 each
+// launch, 3xTF32 (transposed and split) when the host sets *flag.
+KERNEL(tf32_transposed)(const float *x, const float *w, float *y,
+                        float *parts, unsigned long long *launches) {
+  kiln::wgmmaLinear<Odd,
+                    WgmmaConfig<256, 4, 1, kiln::kWgmmaGroupM,
+                                kiln::kWgmmaSplitEachLaunch, true>,
+                    false, WgmmaEpilogue<1, 0>>(
+      x, w, nullptr, kiln::StoreLinear{y}, NoPost{}, 0.f, parts, launches);
+}
+KERNEL(tf32x3_transposed_flagged)(const float *x, const float *w, float *y,
+                                  float *parts, unsigned long long *launches,
+                                  unsigned *flag) {
+  kiln::wgmmaLinear<Odd,
+                    WgmmaConfig<128, 4, 3, kiln::kWgmmaGroupM,
+                                kiln::kWgmmaSplitFlagged, true>,
+                    false, WgmmaEpilogue<1, 0>>(
+      x, w, nullptr, kiln::StoreLinear{y}, NoPost{}, 0.f, parts, launches,
+      flag);
+}
 // GroupNorm of 16 columns in the epilogue, then leaky_relu and x + x.
 KERNEL(tf32x3_l2_62_gn)(const float *x, const float *w, const float *b,
                         float *out) {
