@@ -141,6 +141,17 @@ int64_t epilogueGroupCols(const Node &anchor, const Node &norm) {
   return cols % 8 == 0 && 128 % cols == 0 ? cols : 0;
 }
 
+/// The tensor-core kernel's schedule `s` with group g's fused epilogue: the
+/// GroupNorm's group columns, and the reason's words for it.
+void addEpilogue(Schedule &s, const FusionGroup &g) {
+  if (g.norm)
+    s.set("groupCols", epilogueGroupCols(*g.anchor, *g.norm));
+  if (!g.epilogue.empty() || g.norm)
+    s.reason += fmt::format(", epilogue of {} node(s){}",
+                            g.epilogue.size() + g.normEpilogue.size(),
+                            g.norm ? " and the group_norm" : "");
+}
+
 llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
                                         const TargetInfo &tg,
                                         MatmulPrecision precision,
@@ -168,12 +179,7 @@ llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
           s->reason.substr(0, s->reason.find(", w split")),
           2.0 * l.n * l.k * 4 / (1 << 20));
     }
-    if (g.norm)
-      s->set("groupCols", epilogueGroupCols(n, *g.norm));
-    if (!g.epilogue.empty() || g.norm)
-      s->reason += fmt::format(", epilogue of {} node(s){}",
-                               g.epilogue.size() + g.normEpilogue.size(),
-                               g.norm ? " and the group_norm" : "");
+    addEpilogue(*s, g);
     return std::move(*s);
   }
   if (!g.epilogue.empty() || g.norm)
@@ -197,9 +203,11 @@ llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
   return s;
 }
 
-llvm::Expected<Schedule> scheduleMatmul(const Node &n, const TargetInfo &tg,
+llvm::Expected<Schedule> scheduleMatmul(const FusionGroup &g,
+                                        const TargetInfo &tg,
                                         MatmulPrecision precision,
                                         bool constantParams) {
+  const Node &n = *g.anchor;
   llvm::Expected<MatmulLayout> l = matmulLayout(n);
   if (!l)
     return l.takeError();
@@ -220,9 +228,13 @@ llvm::Expected<Schedule> scheduleMatmul(const Node &n, const TargetInfo &tg,
           split ? " and split" : "",
           (split ? 2.0 : 1.0) * ls->n * ls->k * 4 / (1 << 20),
           kept ? "when its parameter changes" : "each run");
+      addEpilogue(*s, g);
       return std::move(*s);
     }
   }
+  if (!g.epilogue.empty() || g.norm)
+    return diag(n.loc(), "internal error: the FFMA matmul kernel takes no "
+                         "fused epilogue (the partitioner gave it one)");
   TileShape t = pickGemmTile(l->m, l->n, l->k);
   llvm::Expected<Schedule> s =
       tiledSchedule(n, GroupKind::Contraction, "gemmNN", t,
@@ -306,13 +318,18 @@ llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
                                              bool constantParams) {
   return g.anchor->op() == OpKind::Linear
              ? scheduleLinear(g, t, precision, constantParams)
-             : scheduleMatmul(*g.anchor, t, precision, constantParams);
+             : scheduleMatmul(g, t, precision, constantParams);
 }
 
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
                               const TargetInfo &t, MatmulPrecision precision) {
-  if (anchor.op() != OpKind::Linear || anchor.result()->dtype() != DType::F32 ||
-      !wgmmaSchedule(linearShape(anchor), t, precision))
+  // The tensor-core kernel's: an f32 linear, or a matmul it runs.
+  std::optional<LinearShape> l;
+  if (anchor.op() == OpKind::Linear && anchor.result()->dtype() == DType::F32)
+    l = linearShape(anchor);
+  else if (anchor.op() == OpKind::Matmul)
+    l = wgmmaMatmulShape(anchor);
+  if (!l || !wgmmaSchedule(*l, t, precision))
     return false;
   return !norm || epilogueGroupCols(anchor, *norm) > 0;
 }

@@ -131,6 +131,29 @@ TEST(WgmmaEmit, AKeptSplitTakesAFlagSetOnNewParameters) {
   EXPECT_FALSE(flag.zeroed);
 }
 
+// A matmul the tensor cores run takes the linear's epilogue: L2_37's
+// pattern on x @ W is one kernel, W transposed into its workspace.
+TEST(WgmmaEmit, MatmulTakesTheLinearsEpilogue) {
+  auto ks = kernelsOf("graph m(x: f32[8, 512]) {\n"
+                      "  param w: f32[512, 256] = zeros\n"
+                      "  param bias: f32[256] = zeros\n"
+                      "  y = matmul(x, w)\n  s = mul(sigmoid(y), y)\n"
+                      "  z = add(s, bias)\n"
+                      "  out = group_norm(z, groups=4)\n  return out\n}\n",
+                      {8, 512});
+  ASSERT_EQ(ks.size(), 1u);
+  const EmittedKernel &k = ks[0];
+  EXPECT_TRUE(contains(k.name, "gemm_matmul_sigmoid_mul_add_group_norm"))
+      << k.name;
+  EXPECT_TRUE(contains(k.source, "// Kiln matmul: [8, 512] x [512, 256]"))
+      << k.source;
+  EXPECT_TRUE(contains(k.source, "kiln::WgmmaEpilogue<2, 64>")) << k.source;
+  EXPECT_TRUE(contains(k.source, "kiln::kWgmmaGroupM, 1, true>")) << k.source;
+  EXPECT_TRUE(k.cooperative);
+  EXPECT_EQ(k.params.back().bytes, 8u); // the launch counter
+  EXPECT_EQ(k.params[k.params.size() - 2].bytes, 2u * 512 * 256 * 4);
+}
+
 // An odd N allows no pairs of columns: one column at a time, no
 // group_norm.
 TEST(WgmmaEmit, OddNRendersOneColumnAtATime) {

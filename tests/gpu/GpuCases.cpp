@@ -685,12 +685,23 @@ std::vector<Case> cases() {
   // matmul with a 2-D right operand on the tensor cores: that operand
   // transposed (and split, 3xTF32) into a workspace before the tiles.
   // Odd M, N and K (K % 4 == 0), batched left operands, NaN, a parameter,
-  // TF32 at a K of 36 (a part-full slice), and elementwise nodes after it
-  // in their own kernel.
+  // TF32 at a K of 36 (a part-full slice), and an elementwise node after
+  // it in its epilogue, its input returned too.
   cs.push_back({"matmul_tc_odd",
                 "graph m(x: f32[M, 516], y: f32[516, 301]) {\n"
                 "  out = matmul(x, y)\n  return out\n}\n",
                 {{333, 516}, {516, 301}}});
+  // The linear's epilogue on a matmul: swish, + bias, GroupNorm in
+  // registers, both precisions; the second with x batched.
+  const std::string mmGn = "graph m(x: f32[M, 512]) {\n"
+                           "  param w: f32[512, 256] = uniform(-1, 1, seed=1)\n"
+                           "  param bias: f32[256] = uniform(-1, 1, seed=2)\n"
+                           "  y = matmul(x, w)\n  s = swish(y)\n"
+                           "  z = add(s, bias)\n"
+                           "  out = group_norm(z, groups=4)\n  return out\n}\n";
+  cs.push_back({"matmul_tc_epi_gn", mmGn, {{130, 512}}});
+  cs.push_back(
+      {"matmul_tc_epi_gn_high", mmGn, {{130, 512}}, 0, 0, tf32Tol, high});
   cs.push_back({"matmul_tc_batched_param",
                 "graph m(x: f32[B, T, 512]) {\n"
                 "  param w: f32[512, 200] = uniform(-1, 1, seed=1)\n"
