@@ -104,9 +104,7 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   s.set("bn", bn);
   s.set("stages", stages);
   s.set("passes", passes);
-  const bool splitW =
-      accurate && (l.m + kWgmmaBM - 1) / kWgmmaBM >= kSplitWRowTiles;
-  s.set("splitW", splitW ? kWgmmaSplitEachLaunch : kWgmmaSplitNone);
+  s.set("splitW", kWgmmaSplitNone); // setSplitW
   // Persistent: a block per SM at most, each running every grid-th tile
   // (the next tile's slices load during the last one's epilogue).
   s.launch.grid = static_cast<unsigned>(
@@ -114,21 +112,28 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   s.set("tiles", blocks);
   s.launch.block = kWgmmaThreads;
   s.launch.sharedBytes = static_cast<unsigned>(shared);
-  // The blocks wait for each other after splitting w: all resident.
-  s.launch.cooperative = splitW;
   s.archSpecific = true;
   s.reason = fmt::format(
       "{} tensor cores (wgmma), {} tiles of {}x{} on {} persistent blocks, {} "
-      "stages{}",
+      "stages",
       half       ? dtypeName(l.dtype).str()
       : accurate ? "3xTF32 (fp32-accurate)"
                  : "TF32",
-      blocks, kWgmmaBM, bn, s.launch.grid, stages,
-      splitW ? fmt::format(", w split once per run into a {:.1f} MiB "
-                           "workspace",
-                           2.0 * l.n * l.k * 4 / (1 << 20))
-             : "");
+      blocks, kWgmmaBM, bn, s.launch.grid, stages);
   return s;
+}
+
+/// Makes w before the tiles (WgmmaSplitW `mode`: each run, or when its
+/// parameter changes) into a workspace of `floats`, and says so: "w split
+/// into a 32.0 MiB workspace each run". The blocks wait for each other
+/// after it: all resident, a cooperative launch.
+void setSplitW(Schedule &s, WgmmaSplitW mode, const std::string &what,
+               int64_t floats) {
+  s.set("splitW", mode);
+  s.launch.cooperative = true;
+  s.reason += fmt::format(
+      ", {} into a {:.1f} MiB workspace {}", what, 4.0 * floats / (1 << 20),
+      mode == kWgmmaSplitFlagged ? "when its parameter changes" : "each run");
 }
 
 /// The columns of each group of `norm` when the wgmma epilogue can
@@ -166,19 +171,17 @@ llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
                 n.operand(0)->shape().str(), n.operand(1)->shape().str(), l.m,
                 l.n * l.k);
   if (std::optional<Schedule> s = wgmmaSchedule(l, tg, precision)) {
-    // Where w is split before the tiles anyway and is a constant
-    // parameter, it is split once, and again only when the parameters
-    // change. (Everywhere, it would save L2_62's per-tile splits too, but
-    // hold two more copies of w: 512 MiB there.)
-    if (s->get("splitW") == kWgmmaSplitEachLaunch && constantParams &&
-        n.operand(1)->isParam()) {
-      s->set("splitW", kWgmmaSplitFlagged);
-      s->reason = fmt::format(
-          "{}, w split into a {:.1f} MiB workspace when its parameter "
-          "changes",
-          s->reason.substr(0, s->reason.find(", w split")),
-          2.0 * l.n * l.k * 4 / (1 << 20));
-    }
+    // 3xTF32 over many row tiles splits w once before them: each run, or,
+    // for a constant parameter, when it changes. (Kept everywhere, it would
+    // save L2_62's per-tile splits too, but hold two more copies of w: 512
+    // MiB there.)
+    if (s->get("passes") == 3 &&
+        (l.m + kWgmmaBM - 1) / kWgmmaBM >= kSplitWRowTiles)
+      setSplitW(*s,
+                constantParams && n.operand(1)->isParam()
+                    ? kWgmmaSplitFlagged
+                    : kWgmmaSplitEachLaunch,
+                "w split", 2 * l.n * l.k);
     addEpilogue(*s, g);
     return std::move(*s);
   }
@@ -216,18 +219,14 @@ llvm::Expected<Schedule> scheduleMatmul(const FusionGroup &g,
   // the tiles: per run, or, for a constant parameter, when it changes.
   if (std::optional<LinearShape> ls = wgmmaMatmulShape(n)) {
     if (std::optional<Schedule> s = wgmmaSchedule(*ls, tg, precision)) {
-      const Value *b = n.operand(1);
-      const bool kept = constantParams && b->isParam();
       const bool split = s->get("passes") == 3;
-      s->set("splitW", kept ? kWgmmaSplitFlagged : kWgmmaSplitEachLaunch);
-      s->launch.cooperative = true;
-      s->reason = fmt::format(
-          "{}, the {} x {} operand transposed{} into a {:.1f} MiB workspace "
-          "{}",
-          s->reason.substr(0, s->reason.find(", w split")), ls->k, ls->n,
-          split ? " and split" : "",
-          (split ? 2.0 : 1.0) * ls->n * ls->k * 4 / (1 << 20),
-          kept ? "when its parameter changes" : "each run");
+      setSplitW(*s,
+                constantParams && n.operand(1)->isParam()
+                    ? kWgmmaSplitFlagged
+                    : kWgmmaSplitEachLaunch,
+                fmt::format("the {} x {} operand transposed{}", ls->k, ls->n,
+                            split ? " and split" : ""),
+                (split ? 2 : 1) * ls->n * ls->k);
       addEpilogue(*s, g);
       return std::move(*s);
     }
