@@ -53,7 +53,8 @@ struct CompileOptions {
   /// kernels differ, so each precision has its own cache entries.
   MatmulPrecision matmulPrecision = MatmulPrecision::Highest;
   /// The parameters' values stay the same from run to run: kernels may keep
-  /// what they derive from them (3xTF32's split weights) across runs. It
+  /// what they derive from them (3xTF32's split weights, a matmul's
+  /// transposed right operand) across runs. It
   /// is derived again on the first run(), whenever run() gets other
   /// parameter pointers, and after Executable::paramsUpdated(): call that
   /// after writing new values into a parameter's buffer, or the kernels
