@@ -120,14 +120,15 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
   if (splitW != kWgmmaSplitNone) {
     KernelParam parts{KernelParam::Kind::Workspace};
     // TF32 keeps a transposed w alone; 3xTF32 its big and small parts.
-    parts.bytes =
-        (s.get("passes") == 3 ? 2 : 1) * static_cast<uint64_t>(l.n * l.k) * 4;
+    parts.bytes = (s.get("passes") == 3 ? 2 : 1) *
+                  static_cast<uint64_t>(l.n * l.k) * dtypeSize(l.dtype);
     KernelParam launches{KernelParam::Kind::Workspace};
     launches.bytes = 8;
     launches.zeroed = true;
     pl.params.push_back(parts);
     pl.params.push_back(launches);
-    signature += ", float *parts, unsigned long long *launches";
+    signature += fmt::format(", {} *parts, unsigned long long *launches",
+                             cudaStorageType(l.dtype));
     splitArgs = ", parts, launches";
     if (splitW == kWgmmaSplitFlagged) {
       KernelParam flag{KernelParam::Kind::Workspace};

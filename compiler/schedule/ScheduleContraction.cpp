@@ -234,6 +234,19 @@ llvm::Expected<Schedule> scheduleMatmul(const FusionGroup &g,
   if (!g.epilogue.empty() || g.norm)
     return diag(n.loc(), "internal error: the FFMA matmul kernel takes no "
                          "fused epilogue (the partitioner gave it one)");
+  if (isHalf(n.result()->dtype()))
+    return diag(n.loc(),
+                "matmul of {} x {} in {}: the GPU runs f16 and bf16 matmul on "
+                "Hopper's tensor cores only (sm_90, sm_90a), with a 2-D "
+                "right operand and K a multiple of 8; {}; give it f32 "
+                "operands, or run it with the reference evaluator",
+                n.operand(0)->shape().str(), n.operand(1)->shape().str(),
+                dtypeName(n.result()->dtype()).str(),
+                !tg.hasWgmma() ? "the target is " + tg.arch
+                : n.operand(1)->shape().rank() != 2
+                    ? std::string("the right operand "
+                                  "is not 2-D")
+                    : fmt::format("K is {}", l->k));
   TileShape t = pickGemmTile(l->m, l->n, l->k);
   llvm::Expected<Schedule> s =
       tiledSchedule(n, GroupKind::Contraction, "gemmNN", t,
@@ -326,7 +339,8 @@ bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
   std::optional<LinearShape> l;
   if (anchor.op() == OpKind::Linear && anchor.result()->dtype() == DType::F32)
     l = linearShape(anchor);
-  else if (anchor.op() == OpKind::Matmul)
+  else if (anchor.op() == OpKind::Matmul &&
+           anchor.result()->dtype() == DType::F32)
     l = wgmmaMatmulShape(anchor);
   if (!l || !wgmmaSchedule(*l, t, precision))
     return false;
@@ -374,8 +388,9 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
 
 std::optional<LinearShape> wgmmaMatmulShape(const Node &n) {
   const Shape &b = n.operand(1)->shape();
+  const DType t = n.result()->dtype();
   if (n.op() != OpKind::Matmul || b.rank() != 2 ||
-      n.result()->dtype() != DType::F32)
+      (t != DType::F32 && !isHalf(t)))
     return std::nullopt;
   llvm::Expected<MatmulLayout> l = matmulLayout(n);
   if (!l) {
@@ -384,7 +399,7 @@ std::optional<LinearShape> wgmmaMatmulShape(const Node &n) {
   }
   // B has no batch dims, so the output's are x's, which is contiguous:
   // its batches of rows are one matrix of batches * m rows.
-  return LinearShape{l->batches * l->m, l->k, l->n, DType::F32};
+  return LinearShape{l->batches * l->m, l->k, l->n, t};
 }
 
 LinearShape linearShape(const Node &n) {

@@ -21,12 +21,10 @@ unsigned gridFor(int64_t items, int64_t perBlock, int perSM,
 }
 
 /// GPU kernels handle f32 tensors, and f16 and bf16 ones outside
-/// contractions and convolutions, and in linear (scheduleLinear: on
-/// Hopper); say so for anything else.
+/// convolutions (contractions on Hopper only: scheduleLinear and
+/// scheduleMatmul say where not); say so for anything else.
 static llvm::Error checkDTypes(const FusionGroup &g) {
-  const bool halfOk =
-      (g.kind != GroupKind::Contraction || g.anchor->op() == OpKind::Linear) &&
-      g.kind != GroupKind::Convolution;
+  const bool halfOk = g.kind != GroupKind::Convolution;
   for (const Node *n : g.nodes())
     for (const Value *v : n->operands()) {
       if (!v || v->isLiteral() || v->dtype() == DType::F32 ||
@@ -35,9 +33,9 @@ static llvm::Error checkDTypes(const FusionGroup &g) {
       if (isHalf(v->dtype()))
         return diag(n->loc(),
                     "'{}' is {}; GPU {} kernels take f32 tensors only so far "
-                    "(elementwise ops, reductions, group_norm and linear on "
-                    "Hopper take f16 and bf16; run it with the reference "
-                    "evaluator, or give this op f32 operands)",
+                    "(elementwise ops, reductions, group_norm, and linear "
+                    "and matmul on Hopper take f16 and bf16; run it with the "
+                    "reference evaluator, or give this op f32 operands)",
                     v->name(), dtypeName(v->dtype()).str(),
                     opName(g.anchor->op()).str());
       return diag(n->loc(),

@@ -220,12 +220,12 @@ __device__ __forceinline__ void splitAll(const float *__restrict__ w,
 
 /// b (K x N, row-major: matmul's right operand) transposed into out
 /// (N x K, the K-major w the tiles read), through 32 x 32 tiles in shared
-/// memory (`scratch`, 32 x 33 floats) so that both sides are coalesced;
-/// with Split, 3xTF32's parts instead: big in out[N K], small after it.
-template <bool Split>
-__device__ __forceinline__ void transposeAll(const float *__restrict__ b,
-                                             float *__restrict__ out, int K,
-                                             int N, float *scratch) {
+/// memory (`scratch`, 32 x 33 elements) so that both sides are coalesced;
+/// with Split (f32), 3xTF32's parts instead: big in out[N K], small after.
+template <bool Split, class E>
+__device__ __forceinline__ void transposeAll(const E *__restrict__ b,
+                                             E *__restrict__ out, int K, int N,
+                                             E *scratch) {
   const int lane = threadIdx.x % 32, row = threadIdx.x / 32;
   const int rows = blockDim.x / 32;
   const int tilesN = (N + 31) / 32, tiles = (K + 31) / 32 * tilesN;
@@ -234,17 +234,18 @@ __device__ __forceinline__ void transposeAll(const float *__restrict__ b,
     const int k0 = t / tilesN * 32, n0 = t % tilesN * 32;
     for (int r = row; r < 32; r += rows) {
       const int k = k0 + r, n = n0 + lane;
-      scratch[r * 33 + lane] =
-          k < K && n < N ? b[static_cast<i64>(k) * N + n] : 0.f;
+      if (k < K && n < N)
+        scratch[r * 33 + lane] = b[static_cast<i64>(k) * N + n];
     }
     __syncthreads();
     for (int r = row; r < 32; r += rows) {
       const int n = n0 + r, k = k0 + lane;
       if (n >= N || k >= K)
         continue;
-      const float v = scratch[lane * 33 + r];
+      const E v = scratch[lane * 33 + r];
       const i64 at = static_cast<i64>(n) * K + k;
       if constexpr (Split) {
+        static_assert(sizeof(E) == 4, "3xTF32 splits f32");
         const float big = roundTf32(v);
         out[at] = big;
         out[nk + at] = isfinite(big) ? roundTf32(v - big) : 0.f;
@@ -763,7 +764,7 @@ template <class Shape, class Cfg, bool HasBias, class Epi, class E, class Pre,
 __device__ __forceinline__ void
 wgmmaLinear(const E *__restrict__ x, const E *w,
             const typename NoDeduce<E>::type *__restrict__ bias, Pre pre,
-            Post post, float eps, float *parts = nullptr,
+            Post post, float eps, typename NoDeduce<E>::type *parts = nullptr,
             unsigned long long *launches = nullptr,
             unsigned *splitFlag = nullptr) {
 #ifdef KILN_HAS_WGMMA
@@ -796,8 +797,8 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
     if (redo) {
       if constexpr (Cfg::kTransposeW)
         wg::transposeAll<Cfg::kPasses == 3>(w, parts, K, N,
-                                            reinterpret_cast<float *>(ring));
-      else
+                                            reinterpret_cast<E *>(ring));
+      else if constexpr (sizeof(E) == 4)
         wg::splitAll(w, parts, static_cast<i64>(N) * K);
       wg::gridSync(launches);
       if (Cfg::kSplitW == kWgmmaSplitFlagged && blockIdx.x == 0 &&

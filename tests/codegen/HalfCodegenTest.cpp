@@ -216,12 +216,30 @@ TEST(HalfKernels, OtherHalfContractionsAreRefusedAtTheOp) {
   EXPECT_NE(msg.find("odd.kg:2:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("K is 12"), std::string::npos) << msg;
 
-  const char *mm = "graph h(x: f16[3, 8], w: f16[8, 4]) {\n"
+  const char *mm = "graph h(x: f16[2, 3, 8], w: f16[2, 8, 4]) {\n"
                    "  y = matmul(x, w)\n  return y\n}\n";
-  msg = compileError(mm, "mm.kg", {{3, 8}, {8, 4}}, "sm_90");
+  msg = compileError(mm, "mm.kg", {{2, 3, 8}, {2, 8, 4}}, "sm_90");
   EXPECT_NE(msg.find("mm.kg:2:"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("'x' is f16"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("matmul kernels take f32"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the right operand is not 2-D"), std::string::npos) << msg;
+}
+
+// f16 and bf16 matmul with a 2-D right operand runs the half linear, that
+// operand transposed into a workspace of its dtype first.
+TEST(HalfKernels, HalfMatmulWithA2DRightOperandRunsOnHopper) {
+  const char *mm = "graph h(x: bf16[N, 16], w: bf16[16, 4]) {\n"
+                   "  y = matmul(x, w)\n  return y\n}\n";
+  auto g = parseGraph(mm, "mm.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  auto exe =
+      Executable::compile(**g, {{3, 16}, {16, 4}}, offlineOptions(false));
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  const EmittedKernel &k = (*exe)->kernels()[0];
+  EXPECT_TRUE(k.archSpecific);
+  EXPECT_NE(k.source.find("kiln::bf16 *parts"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("the 16 x 4 operand transposed into"),
+            std::string::npos)
+      << k.source;
+  EXPECT_EQ(k.params[k.params.size() - 2].bytes, 16u * 4 * 2);
 }
 
 TEST(HalfKernels, IntegerTensorsAreStillRefused) {

@@ -762,6 +762,23 @@ std::vector<Case> cases() {
                 0,
                 0.002,
                 2e-3});
+  // f16 and bf16 matmul with a 2-D right operand: transposed into a
+  // workspace of its dtype, then the half linear.
+  cs.push_back({"matmul_bf16_odd",
+                "graph m(x: bf16[M, 264], y: bf16[264, 301]) {\n"
+                "  out = matmul(x, y)\n  return out\n}\n",
+                {{333, 264}, {264, 301}},
+                0,
+                0,
+                2e-3});
+  cs.push_back({"matmul_f16_batched_param",
+                "graph m(x: f16[B, T, 512]) {\n"
+                "  param w: f16[512, 200] = uniform(-1, 1, seed=1)\n"
+                "  out = matmul(x, w)\n  return out\n}\n",
+                {{3, 50, 512}},
+                0,
+                0,
+                5e-4});
   // The linear's bf16 result feeds a separate GroupNorm kernel.
   cs.push_back({"linear_bf16_then_gn",
                 halfLinear("bf16", "M, 256", 256, 256,
