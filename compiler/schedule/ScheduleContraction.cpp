@@ -157,6 +157,19 @@ void addEpilogue(Schedule &s, const FusionGroup &g) {
                             g.norm ? " and the group_norm" : "");
 }
 
+/// Why f16 or bf16 contraction `n` has no GPU kernel here: Hopper's tensor
+/// cores only, `needs` (the shape they take), and `why` not.
+llvm::Error refuseHalf(const Node &n, llvm::StringRef needs,
+                       const std::string &why) {
+  const std::string op = opName(n.op()).str();
+  return diag(n.loc(),
+              "{0} of {1} x {2} in {3}: the GPU runs f16 and bf16 {0} on "
+              "Hopper's tensor cores only (sm_90, sm_90a), {4} {5}; give it "
+              "f32 operands, or run it with the reference evaluator",
+              op, n.operand(0)->shape().str(), n.operand(1)->shape().str(),
+              dtypeName(n.result()->dtype()).str(), needs, why);
+}
+
 llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
                                         const TargetInfo &tg,
                                         MatmulPrecision precision,
@@ -189,15 +202,9 @@ llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
     return diag(n.loc(), "internal error: the FFMA linear kernel takes no "
                          "fused epilogue (the partitioner gave it one)");
   if (isHalf(l.dtype))
-    return diag(n.loc(),
-                "linear of {} x {} in {}: the GPU runs f16 and bf16 linear "
-                "on Hopper's tensor cores only (sm_90, sm_90a), with K a "
-                "multiple of 8, and {}; give it f32 operands, or run it with "
-                "the reference evaluator",
-                n.operand(0)->shape().str(), n.operand(1)->shape().str(),
-                dtypeName(l.dtype).str(),
-                tg.hasWgmma() ? fmt::format("K is {}", l.k)
-                              : "the target is " + tg.arch);
+    return refuseHalf(n, "with K a multiple of 8, and",
+                      tg.hasWgmma() ? fmt::format("K is {}", l.k)
+                                    : "the target is " + tg.arch);
   TileShape t = pickGemmTile(l.m, l.n, l.k);
   llvm::Expected<Schedule> s = tiledSchedule(
       n, GroupKind::Contraction, "gemmNT", t, gemmBlocks(l.m, l.n, t), 1);
@@ -235,18 +242,11 @@ llvm::Expected<Schedule> scheduleMatmul(const FusionGroup &g,
     return diag(n.loc(), "internal error: the FFMA matmul kernel takes no "
                          "fused epilogue (the partitioner gave it one)");
   if (isHalf(n.result()->dtype()))
-    return diag(n.loc(),
-                "matmul of {} x {} in {}: the GPU runs f16 and bf16 matmul on "
-                "Hopper's tensor cores only (sm_90, sm_90a), with a 2-D "
-                "right operand and K a multiple of 8; {}; give it f32 "
-                "operands, or run it with the reference evaluator",
-                n.operand(0)->shape().str(), n.operand(1)->shape().str(),
-                dtypeName(n.result()->dtype()).str(),
-                !tg.hasWgmma() ? "the target is " + tg.arch
-                : n.operand(1)->shape().rank() != 2
-                    ? std::string("the right operand "
-                                  "is not 2-D")
-                    : fmt::format("K is {}", l->k));
+    return refuseHalf(n, "with a 2-D right operand and K a multiple of 8;",
+                      !tg.hasWgmma() ? "the target is " + tg.arch
+                      : n.operand(1)->shape().rank() != 2
+                          ? std::string("the right operand is not 2-D")
+                          : fmt::format("K is {}", l->k));
   TileShape t = pickGemmTile(l->m, l->n, l->k);
   llvm::Expected<Schedule> s =
       tiledSchedule(n, GroupKind::Contraction, "gemmNN", t,

@@ -25,14 +25,10 @@ namespace {
 constexpr MatmulPrecision kAllPrecisions[] = {
     MatmulPrecision::Highest, MatmulPrecision::High, MatmulPrecision::Medium};
 
-/// The schedule of y = linear(x, w) for x f32[m, k], w f32[n, k] on `arch`'s
-/// default target at `precision`.
-Schedule linearSchedule(int64_t k, int64_t n, MatmulPrecision precision,
-                        const std::string &arch = "sm_90", int64_t m = 8) {
-  const std::string text = fmt::format("graph l(x: f32[{0}, {1}]) {{\n"
-                                       "  param w: f32[{2}, {1}] = zeros\n"
-                                       "  y = linear(x, w)\n  return y\n}}\n",
-                                       m, k, n);
+/// The schedule of the one contraction of graph `text` on `arch`'s default
+/// target at `precision`.
+Schedule scheduleOf(const std::string &text, const std::string &arch,
+                    MatmulPrecision precision, bool constantParams = false) {
   auto g = parseGraph(text, "wgmma.kg");
   if (!g) {
     ADD_FAILURE() << llvm::toString(g.takeError());
@@ -45,15 +41,27 @@ Schedule linearSchedule(int64_t k, int64_t n, MatmulPrecision precision,
   }
   FusionPlan plan = partitionGraph(**spec);
   if (plan.groups.size() != 1) {
-    ADD_FAILURE() << plan.groups.size() << " groups for a lone linear";
+    ADD_FAILURE() << plan.groups.size() << " groups for a lone contraction";
     return {};
   }
-  auto s = scheduleGroup(plan.groups[0], defaultTarget(arch), precision);
+  auto s = scheduleGroup(plan.groups[0], defaultTarget(arch), precision,
+                         constantParams);
   if (!s) {
     ADD_FAILURE() << llvm::toString(s.takeError());
     return {};
   }
   return std::move(*s);
+}
+
+/// The schedule of y = linear(x, w) for x f32[m, k], w f32[n, k] on `arch`'s
+/// default target at `precision`.
+Schedule linearSchedule(int64_t k, int64_t n, MatmulPrecision precision,
+                        const std::string &arch = "sm_90", int64_t m = 8) {
+  return scheduleOf(fmt::format("graph l(x: f32[{0}, {1}]) {{\n"
+                                "  param w: f32[{2}, {1}] = zeros\n"
+                                "  y = linear(x, w)\n  return y\n}}\n",
+                                m, k, n),
+                    arch, precision);
 }
 
 bool hasParam(const Schedule &s, llvm::StringRef name) {
@@ -126,20 +134,12 @@ TEST(WgmmaSchedule, HighestSplitsWOnceFrom32RowTiles) {
 // nothing changes (the kept parts would be two more copies of w).
 TEST(WgmmaSchedule, ConstantParametersKeepTheSplitAcrossRuns) {
   auto schedule = [](const std::string &w, int64_t m) {
-    const std::string text = fmt::format(
-        "graph l(x: f32[{}, 1024]{}) {{\n{}  y = linear(x, w)\n  return y\n"
-        "}}\n",
-        m, w == "input" ? ", w: f32[300, 1024]" : "",
-        w == "input" ? "" : "  param w: f32[300, 1024] = zeros\n");
-    auto g = parseGraph(text, "constant.kg");
-    EXPECT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
-    auto spec = prepareForExecution(**g, {});
-    EXPECT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError());
-    FusionPlan plan = partitionGraph(**spec);
-    auto s = scheduleGroup(plan.groups[0], defaultTarget("sm_90"),
-                           MatmulPrecision::Highest, /*constantParams=*/true);
-    EXPECT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
-    return std::move(*s);
+    return scheduleOf(
+        fmt::format("graph l(x: f32[{}, 1024]{}) {{\n{}  y = linear(x, w)\n"
+                    "  return y\n}}\n",
+                    m, w == "input" ? ", w: f32[300, 1024]" : "",
+                    w == "input" ? "" : "  param w: f32[300, 1024] = zeros\n"),
+        "sm_90", MatmulPrecision::Highest, /*constantParams=*/true);
   };
   const Schedule kept = schedule("param", 4096);
   EXPECT_EQ(kept.get("splitW"), kWgmmaSplitFlagged) << kept.str();
@@ -164,15 +164,7 @@ Schedule matmulSchedule(const std::string &xs, const std::string &ys,
             : fmt::format("graph m(x: f32[{}], y: f32[{}]) {{\n"
                           "  out = matmul(x, y)\n  return out\n}}\n",
                           xs, ys);
-  auto g = parseGraph(text, "mm.kg");
-  EXPECT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
-  auto spec = prepareForExecution(**g, {});
-  EXPECT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError());
-  FusionPlan plan = partitionGraph(**spec);
-  auto s = scheduleGroup(plan.groups[0], defaultTarget("sm_90"), precision,
-                         constantParams);
-  EXPECT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
-  return std::move(*s);
+  return scheduleOf(text, "sm_90", precision, constantParams);
 }
 
 // matmul with a 2-D right operand runs the tensor-core linear, that operand
