@@ -30,8 +30,11 @@ static std::string kernelHead(const ParamList &pl, const char *include) {
 /// elementwise nodes after the linear on pairs of columns (one column where
 /// N is odd) and stores the group's outputs among them; with a group_norm,
 /// the template normalises in registers and `post` applies the affine, runs
-/// the nodes after it and stores. A matmul with a 2-D right operand runs
-/// the same, that operand transposed into w first (WgmmaConfig's
+/// the nodes after it and stores. A tail (a min or max over the last dims of
+/// the last stage's values, then elementwise nodes over any shape) takes the
+/// keys of what `pre` or `post` leaves in v; after the tiles the consumers
+/// wait for every block and run the tail's loop. A matmul with a 2-D right
+/// operand runs the same, that operand transposed into w first (WgmmaConfig's
 /// TransposeW).
 static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
   const Node &n = *g.anchor;
@@ -54,9 +57,21 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
   std::string pre = fmt::format("    const {} ii = i;\n    (void)ii;\n", idxT);
   ExprEmitter pe(domain, vec, "ii", param);
   pe.bind(y, "v");
+  // A tail reads the last stage's values (pre's without a group_norm,
+  // else post's): that stage leaves its operand in v, where the template
+  // takes the keys.
+  const Value *tailIn = g.tail ? g.tail->operand(0) : nullptr;
+  const int64_t keys = g.tail ? g.tail->result()->shape().numElements() : 0;
+  auto leaveInV = [&](const std::string &a, std::string &code) {
+    if (a != "v")
+      code += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
+                          "v[l] = {}[l];\n",
+                          vec, a);
+  };
   llvm::SmallVector<const Value *, 4> live;
   for (const Node *e : g.epilogue)
-    if (isOutput(e->result()) || (g.norm && g.norm->operand(0) == e->result()))
+    if (isOutput(e->result()) ||
+        (g.norm && g.norm->operand(0) == e->result()) || e->result() == tailIn)
       live.push_back(e->result());
   pe.emitNodes(g.epilogue, live, "epilogue", pre, functions);
   if (isOutput(y))
@@ -64,6 +79,8 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
   for (const Node *e : g.epilogue)
     if (isOutput(e->result()))
       pe.store(e->result(), pl.of(e->result()), pre);
+  if (g.tail && !g.norm)
+    leaveInV(pe.get(tailIn, pre), pre);
   std::string post = "    (void)ii;\n";
   int64_t groupCols = 0;
   float eps = 0.f;
@@ -71,12 +88,8 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
     const Node &gn = *g.norm;
     const Value *x = gn.operand(0), *gamma = gn.operand(1),
                 *beta = gn.operand(2);
-    if (x != y) {
-      std::string a = pe.get(x, pre);
-      pre += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
-                         "v[l] = {}[l];\n",
-                         vec, a);
-    }
+    if (x != y)
+      leaveInV(pe.get(x, pre), pre);
     groupCols = s.get("groupCols");
     eps = static_cast<float>(gn.getFloat("eps"));
     post = fmt::format("    const {} ii = i;\n    (void)ii;\n", idxT);
@@ -101,7 +114,7 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
     po.bind(gn.result(), "gy");
     llvm::SmallVector<const Value *, 4> postLive;
     for (const Node *e : g.normEpilogue)
-      if (isOutput(e->result()))
+      if (isOutput(e->result()) || e->result() == tailIn)
         postLive.push_back(e->result());
     po.emitNodes(g.normEpilogue, postLive, "normEpilogue", post, functions);
     if (isOutput(gn.result()))
@@ -109,6 +122,8 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
     for (const Node *e : g.normEpilogue)
       if (isOutput(e->result()))
         po.store(e->result(), pl.of(e->result()), post);
+    if (g.tail)
+      leaveInV(po.get(tailIn, post), post);
   }
   // w split before the tiles (3xTF32, WgmmaSplitW): its big and small
   // parts, the count of the blocks' arrivals at the barrier after the split
@@ -139,6 +154,25 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       splitArgs += ", splitFlag";
     }
   }
+  // The tail: its keys, then, after the tiles, the consumer warpgroups'
+  // grid barrier and the tail's loop (the producer returns).
+  std::string tailDecl, tailPhase;
+  if (g.tail) {
+    if (splitW == kWgmmaSplitNone)
+      splitArgs = ", nullptr, nullptr, nullptr";
+    else if (splitW != kWgmmaSplitFlagged)
+      splitArgs += ", nullptr";
+    splitArgs += ", &tail";
+    addTailWorkspaces(pl.params, keys);
+    signature += kTailParams;
+    // Each key gathers whole rows (the tail reduces the last dims).
+    tailDecl = fmt::format("  kiln::WgmmaTail<{}, {}> tail{{keys}};\n",
+                           g.tail->op() == OpKind::Min,
+                           l.m / std::max<int64_t>(1, keys));
+    tailPhase = "  if (threadIdx.x < 128)\n    return; // the producer\n" +
+                emitTailPhase(g, pl, "kiln::WgmmaConsumers", keys,
+                              static_cast<int>(s.get("tailUnroll")));
+  }
   const std::string what =
       matmul ? fmt::format("matmul: [{}, {}] x [{}, {}]", l.m, l.k, l.k, l.n)
              : fmt::format("linear: [{}, {}] x [{}, {}]^T{}", l.m, l.k, l.n,
@@ -148,24 +182,25 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       "// Kiln {}, {}.\n{}#include "
       "\"kiln/ops.cuh\"\n#include \"kiln/wgmma.cuh\"\n\n{}"
       "extern \"C\" __global__ void __launch_bounds__({}, 1)\n"
-      "KILN_NAME({}) {{\n"
+      "KILN_NAME({}) {{\n{}"
       "  auto pre = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
       "  auto post = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
       "  kiln::wgmmaLinear<kiln::GemmShape<{}, {}, {}>, "
       "kiln::WgmmaConfig<{}, {}, {}{}>, {}, kiln::WgmmaEpilogue<{}, {}>>(\n"
-      "      {}, {}, {}, pre, post, {}{});\n}}\n",
+      "      {}, {}, {}, pre, post, {}{});\n{}}}\n",
       what, s.reason, pl.halfInclude(), functions, kWgmmaThreads, signature,
-      vec, pre, vec, g.norm ? post : "    (void)i, (void)v;\n", l.m, l.n, l.k,
-      s.get("bn"), s.get("stages"), s.get("passes"),
+      tailDecl, vec, pre, vec, g.norm ? post : "    (void)i, (void)v;\n", l.m,
+      l.n, l.k, s.get("bn"), s.get("stages"), s.get("passes"),
       splitW != kWgmmaSplitNone ? fmt::format(", kiln::kWgmmaGroupM, {}{}",
                                               splitW, matmul ? ", true" : "")
                                 : "",
       bias ? "true" : "false", vec, groupCols, pl.of(n.operand(0)),
       pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", cudaFloat(eps),
-      splitArgs);
-  kk.flops = 2.0 * l.m * l.n * l.k +
-             static_cast<double>(domain.numElements()) *
-                 (g.epilogue.size() + g.normEpilogue.size() + (g.norm ? 8 : 0));
+      splitArgs, tailPhase);
+  kk.flops =
+      2.0 * l.m * l.n * l.k + static_cast<double>(domain.numElements()) *
+                                  (g.epilogue.size() + g.normEpilogue.size() +
+                                   (g.norm ? 8 : 0) + (g.tail ? 1 : 0));
   kk.params = pl.params;
   return kk;
 }

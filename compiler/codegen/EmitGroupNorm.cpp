@@ -4,7 +4,8 @@
 // ScheduleGroupNorm.cpp chooses): gnWarp or gnTeam from
 // templates/kiln/groupnorm.cuh, with the prologue's loads, the affine and
 // epilogue in `store`, and for a group with a tail the atomics, the grid
-// barrier and the tail's own loop (emitTail).
+// barrier and the tail's own loop (emitTailPhase, which the tensor-core
+// contraction's tail uses too).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Emitters.h"
@@ -23,27 +24,76 @@ namespace kiln {
 
 namespace {
 
-/// Phase 2 of a GroupNorm kernel with a tail (after the grid barrier): the
-/// tail's values from their keys, the tail epilogue over its shape, the
-/// stores, a thread per element. (4-wide vectors along the output's last dim
-/// larger than 1 measured slower on L2_75: 0.057 against 0.046 ms.)
-std::string emitTail(const FusionGroup &g, const ParamList &pl, bool isMin) {
+/// The keys of the tail operand's values (array `a` of `vec`), added to the
+/// kernel's GnTail with tail.add(`at`, k).
+std::string emitTailKey(const FusionGroup &g, const std::string &a, int vec,
+                        const std::string &at) {
+  return fmt::format("    {{ unsigned k = 0; // {} = {}\n#pragma unroll\n"
+                     "      for (int l = 0; l < {}; ++l) {{ const unsigned t = "
+                     "kiln::tailKey<{}>({}[l]); k = t > k ? t : k; }}\n"
+                     "      tail.add({}, k); }}\n",
+                     g.tail->result()->name(), opName(g.tail->op()).str(), vec,
+                     g.tail->op() == OpKind::Min, a, at);
+}
+
+} // namespace
+
+void addTailWorkspaces(std::vector<KernelParam> &params, int64_t keys) {
+  KernelParam k{KernelParam::Kind::Workspace};
+  k.bytes = static_cast<uint64_t>(keys) * 4;
+  k.zeroed = true;
+  KernelParam barrier{KernelParam::Kind::Workspace};
+  barrier.bytes = 8;
+  barrier.zeroed = true;
+  params.push_back(k);
+  params.push_back(barrier);
+}
+
+// (4-wide vectors along the output's last dim larger than 1 measured slower
+// on L2_75's GroupNorm kernel: 0.057 against 0.046 ms.)
+std::string emitTailPhase(const FusionGroup &g, const ParamList &pl,
+                          const std::string &team, int64_t keys, int unroll) {
   const Value *m = g.tail->result();
+  const bool isMin = g.tail->op() == OpKind::Min;
   const Shape &domain = g.tailEpilogue.empty()
                             ? m->shape()
                             : g.tailEpilogue.front()->result()->shape();
   auto param = [&](const Value *v) { return pl.of(v); };
-  auto gridLoop = [](int64_t numel, const std::string &body) {
+  const char *idx = domain.numElements() >= (int64_t(1) << 31) ||
+                            m->shape().numElements() >= (int64_t(1) << 31)
+                        ? "kiln::i64"
+                        : "int";
+  auto gridLoop = [&](int64_t numel, const std::string &body) {
+    if (unroll == 1)
+      return fmt::format(
+          "  for (kiln::i64 o = blockIdx.x * (kiln::i64){0}::threads() + "
+          "{0}::thread(); o < {1}ll; o += (kiln::i64)gridDim.x * "
+          "{0}::threads()) {{\n    const {2} ii = o;\n{3}  }}\n",
+          team, numel, idx, body);
+    // `unroll` elements a thread per step, a team's width apart, with no
+    // bounds check between them (their loads go ahead of the stores, in
+    // flight together: checked one by one, each waited for the last, and
+    // L2_75's tail took 0.056 ms); the thread's last few elements after.
     return fmt::format(
-        "  for (kiln::i64 o = blockIdx.x * (kiln::i64)blockDim.x + "
-        "threadIdx.x; o < {}ll; o += (kiln::i64)gridDim.x * blockDim.x) {{\n"
-        "    const {} ii = o;\n{}  }}\n",
-        numel, numel >= (int64_t(1) << 31) ? "kiln::i64" : "int", body);
+        "  {{\n  kiln::i64 o0 = blockIdx.x * (kiln::i64){0}::threads() * {4} + "
+        "{0}::thread();\n"
+        "  for (; o0 + ({4} - 1) * {0}::threads() < {1}ll; o0 += "
+        "(kiln::i64)gridDim.x * {0}::threads() * {4}) {{\n#pragma unroll\n"
+        "  for (int u = 0; u < {4}; ++u) {{\n"
+        "    const {2} ii = o0 + u * {0}::threads();\n{3}  }}\n  }}\n"
+        "  for (kiln::i64 o = o0; o < {1}ll; o += {0}::threads()) {{\n"
+        "    const {2} ii = o;\n{3}  }}\n  }}\n",
+        team, numel, idx, body, unroll);
   };
+  // The keys are final after the barrier (its acquire; no block has read
+  // them before it, so no L1 holds them). __ldcg is a strong load, which
+  // the compiler keeps in order with the stores around it: unrolled, the
+  // loop reads them plainly so that its loads go ahead together.
   auto tailValue = [&](const std::string &key) {
     return fmt::format(
-        "    float tv[1] = {{kiln::tailValue<{}>(__ldcg(keys + {}))}}; // {}\n",
-        isMin, key, m->name());
+        "    float tv[1] = {{kiln::tailValue<{}>({})}}; // {}\n", isMin,
+        unroll == 1 ? "__ldcg(keys + " + key + ")" : "keys[" + key + "]",
+        m->name());
   };
   ExprEmitter te(domain, 1, "ii", param);
   std::string body = tailValue(broadcastIndex(m->shape(), domain, "ii"));
@@ -64,13 +114,13 @@ std::string emitTail(const FusionGroup &g, const ParamList &pl, bool isMin) {
       te.store(v, pl.of(v), body);
     }
   }
-  std::string out = gridLoop(domain.numElements(), body);
+  std::string out = fmt::format("  kiln::gridBarrier<{}>(barrier);\n", team) +
+                    gridLoop(domain.numElements(), body);
   if (!own.empty())
     out += gridLoop(m->shape().numElements(), own);
-  return out;
+  return out + fmt::format("  kiln::tailRestore<{}>(keys, {}, barrier);\n",
+                           team, keys);
 }
-
-} // namespace
 
 llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
                                             const Schedule &sc) {
@@ -179,17 +229,10 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   // The tail's per-sample min or max of a GroupNorm value, as atomics.
   std::string tailParams, tailCode, step;
   if (g.tail) {
-    const bool isMin = g.tail->op() == OpKind::Min;
-    std::string a = epi.get(g.tail->operand(0), store);
-    store +=
-        fmt::format("    {{ unsigned k = 0; // {} = {}\n#pragma unroll\n"
-                    "      for (int l = 0; l < {}; ++l) {{ const unsigned t = "
-                    "kiln::tailKey<{}>({}[l]); k = t > k ? t : k; }}\n"
-                    "      tail.add(ii / {}, k); }}\n",
-                    g.tail->result()->name(), opName(g.tail->op()).str(), vec,
-                    isMin, a, x.numElements() / s.n);
-    tailParams = ", unsigned *__restrict__ keys, unsigned *barrier";
-    tailCode = emitTail(g, pl, isMin);
+    store += emitTailKey(g, epi.get(g.tail->operand(0), store), vec,
+                         fmt::format("ii / {}", x.numElements() / s.n));
+    tailCode = emitTailPhase(g, pl, "kiln::WholeBlock", s.n, 1);
+    tailParams = kTailParams;
   }
 
   const float eps = static_cast<float>(gn.getFloat("eps"));
@@ -241,20 +284,10 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
                          tailParams);
   }
   if (g.tail) {
-    // Keys and a grid barrier (arrivals, departures) between the two
-    // phases; the last block out zeroes them again (tailRestore).
-    KernelParam keys{KernelParam::Kind::Workspace};
-    keys.bytes = static_cast<uint64_t>(s.n) * 4;
-    keys.zeroed = true;
-    KernelParam barrier{KernelParam::Kind::Workspace};
-    barrier.bytes = 8;
-    barrier.zeroed = true;
-    k.params.push_back(keys);
-    k.params.push_back(barrier);
+    addTailWorkspaces(k.params, s.n); // after gnTeam's
     rawType = "  kiln::GnTail tail{keys};\n" + rawType;
     step = "tail.flushWarp();";
-    call += "  tail.flush();\n  kiln::gridBarrier(barrier);\n" + tailCode +
-            fmt::format("  kiln::tailRestore(keys, {}, barrier);\n", s.n);
+    call += "  tail.flush();\n" + tailCode;
   }
   k.source = fmt::format(
       "// Kiln GroupNorm: {} slices of {} elements ({} groups over {}), "

@@ -37,6 +37,22 @@ ParamList tensorParams(const FusionGroup &g);
 /// Bytes of all the group's inputs and outputs.
 uint64_t groupBytes(const FusionGroup &g);
 
+/// A group's tail (FusionGroup::tail: a min or max after the GroupNorm or
+/// the contraction's epilogue) after its keys are in (kiln::tailKey):
+///  - addTailWorkspaces: the `keys` (zeroed, `keys` of them) and `barrier`
+///    workspaces appended to `params`, the kernel's last parameters
+///    (kTailParams);
+///  - emitTailPhase: after a grid barrier of `team`'s threads (a
+///    gridBarrier team: "kiln::WholeBlock"), the tail's values from their
+///    keys, the tail epilogue over its shape and its stores (`unroll`
+///    elements a thread per loop step), then the keys zeroed again
+///    (tailRestore).
+void addTailWorkspaces(std::vector<KernelParam> &params, int64_t keys);
+inline constexpr const char *kTailParams =
+    ", unsigned *__restrict__ keys, unsigned *barrier";
+std::string emitTailPhase(const FusionGroup &g, const ParamList &pl,
+                          const std::string &team, int64_t keys, int unroll);
+
 /// Each renders group `g` as its schedule says; the launch shape and the
 /// reason come from the schedule too.
 llvm::Expected<EmittedKernel> emitPointwise(const FusionGroup &g,

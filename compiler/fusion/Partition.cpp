@@ -141,7 +141,7 @@ private:
     std::vector<unsigned> epilogue;
     int norm = -1; // Contraction: see FusionGroup::norm
     std::vector<unsigned> normEpilogue;
-    int tail = -1; // GroupNorm: see FusionGroup::tail
+    int tail = -1; // GroupNorm, contraction: see FusionGroup::tail
     std::vector<unsigned> tailEpilogue;
     bool alive = true;
     /// The sum of its elementwise nodes' OpInfo::compileWeight.
@@ -339,6 +339,8 @@ bool Partitioner::tryContractionEpilogue(unsigned pos) {
     if (!opts_.contractionEpilogue ||
         !opts_.contractionEpilogue(anchor, nullptr))
       continue;
+    if (w.tail >= 0) // the tail reads the last stage's values
+      continue;
     if (n->result()->shape() != anchor.result()->shape() || !allF32(*n))
       continue;
     auto afterNorm = [&](const Value *o) {
@@ -375,7 +377,7 @@ bool Partitioner::tryNorm(unsigned pos) {
   const Value *x = n->operand(0);
   int gi = producerGroup(x);
   if (gi < 0 || groups_[gi].kind != GroupKind::Contraction ||
-      groups_[gi].norm >= 0)
+      groups_[gi].norm >= 0 || groups_[gi].tail >= 0)
     return false;
   Work &w = groups_[gi];
   if (!isAnchorOrEpilogue(w, x) || !allF32(*n) || !opts_.contractionEpilogue ||
@@ -395,29 +397,50 @@ bool Partitioner::operandsIndependent(unsigned pos, int gi) const {
   });
 }
 
-/// A min or max over every dim but the first (the batch) of a GroupNorm
-/// group's anchor or epilogue value becomes that group's tail.
+/// A min or max becomes the tail of the group computing its operand:
+///  - of a GroupNorm group's anchor or epilogue value, over every dim but
+///    the first (the batch);
+///  - of a contraction group's last stage (the values after its norm, or
+///    without one the anchor and epilogue values), when its kernel takes an
+///    epilogue, over the last dims (at least the last: each key gathers
+///    whole rows of the tiles).
 bool Partitioner::tryTail(unsigned pos) {
   const Node *n = order_[pos];
   if (n->op() != OpKind::Min && n->op() != OpKind::Max)
     return false;
   const Value *in = n->operand(0);
   int gi = producerGroup(in);
-  if (gi < 0 || groups_[gi].kind != GroupKind::GroupNorm ||
-      groups_[gi].tail >= 0)
+  if (gi < 0 || groups_[gi].tail >= 0)
     return false;
   Work &w = groups_[gi];
-  if (!isAnchorOrEpilogue(w, in))
+  const bool contraction = w.kind == GroupKind::Contraction;
+  if (!contraction && w.kind != GroupKind::GroupNorm)
     return false;
+  if (contraction) {
+    if (!opts_.contractionEpilogue ||
+        !opts_.contractionEpilogue(*order_[w.anchor], nullptr) || !allF32(*n))
+      return false;
+    const int p = static_cast<int>(index_.lookup(in->def()));
+    if (w.norm >= 0 ? p != w.norm && !inNormEpilogue_[p]
+                    : !isAnchorOrEpilogue(w, in))
+      return false;
+  } else if (!isAnchorOrEpilogue(w, in)) {
+    return false;
+  }
   llvm::Expected<llvm::SmallVector<int64_t, 4>> dims = reducedDims(*n);
   if (!dims) {
     llvm::consumeError(dims.takeError());
     return false;
   }
+  // The reduced dims must be the last ones: from 1 (GroupNorm), from any
+  // dim (contraction).
   const int64_t rank = static_cast<int64_t>(in->shape().rank());
-  if (static_cast<int64_t>(dims->size()) != rank - 1)
+  const int64_t first =
+      contraction ? rank - static_cast<int64_t>(dims->size()) : 1;
+  if (dims->empty() || first < 0 ||
+      static_cast<int64_t>(dims->size()) != rank - first)
     return false;
-  for (int64_t k = 1; k < rank; ++k)
+  for (int64_t k = first; k < rank; ++k)
     if (!llvm::is_contained(*dims, k))
       return false;
   if (!fits(gi, pos))

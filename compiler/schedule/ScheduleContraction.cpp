@@ -155,6 +155,22 @@ void addEpilogue(Schedule &s, const FusionGroup &g) {
     s.reason += fmt::format(", epilogue of {} node(s){}",
                             g.epilogue.size() + g.normEpilogue.size(),
                             g.norm ? " and the group_norm" : "");
+  // A tail: keys combined with atomics across tiles, then a grid barrier
+  // (every block resident: a cooperative launch) before the nodes after it.
+  if (g.tail) {
+    // The tail's loop runs on the consumers alone (8 warps an SM): 8
+    // elements a thread per step keep enough loads in flight (one a step:
+    // L2_75's tail took 0.09 ms on the H200).
+    s.set("tailUnroll", 8);
+    s.launch.cooperative = true;
+    s.reason += fmt::format(
+        ", then its {} over {} value(s) per key (atomics, a grid barrier) "
+        "and {} node(s) after it",
+        opName(g.tail->op()).str(),
+        g.tail->operand(0)->shape().numElements() /
+            std::max<int64_t>(1, g.tail->result()->shape().numElements()),
+        g.tailEpilogue.size());
+  }
 }
 
 /// Why f16 or bf16 contraction `n` has no GPU kernel here: Hopper's tensor
@@ -198,7 +214,7 @@ llvm::Expected<Schedule> scheduleLinear(const FusionGroup &g,
     addEpilogue(*s, g);
     return std::move(*s);
   }
-  if (!g.epilogue.empty() || g.norm)
+  if (!g.epilogue.empty() || g.norm || g.tail)
     return diag(n.loc(), "internal error: the FFMA linear kernel takes no "
                          "fused epilogue (the partitioner gave it one)");
   if (isHalf(l.dtype))
@@ -238,7 +254,7 @@ llvm::Expected<Schedule> scheduleMatmul(const FusionGroup &g,
       return std::move(*s);
     }
   }
-  if (!g.epilogue.empty() || g.norm)
+  if (!g.epilogue.empty() || g.norm || g.tail)
     return diag(n.loc(), "internal error: the FFMA matmul kernel takes no "
                          "fused epilogue (the partitioner gave it one)");
   if (isHalf(n.result()->dtype()))

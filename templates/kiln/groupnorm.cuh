@@ -501,38 +501,52 @@ struct GnTail {
   }
 };
 
+/// The threads of each block that take part in gridBarrier and
+/// tailRestore: all of them (the GroupNorm kernels). A Team has sync() (a
+/// barrier of its threads), leader() (one of them), thread() (0 up) and
+/// threads().
+struct WholeBlock {
+  static __device__ __forceinline__ void sync() { __syncthreads(); }
+  static __device__ __forceinline__ bool leader() { return threadIdx.x == 0; }
+  static __device__ __forceinline__ int thread() { return threadIdx.x; }
+  static __device__ __forceinline__ int threads() { return blockDim.x; }
+};
+
 /// Every block of the grid waits here for all the others (the launch must
 /// be cooperative; `counter` zero at launch, and tailRestore zeroes it
 /// again). Writes and atomics before it are visible to every block after it:
-/// the block barrier orders its threads' accesses before thread 0's release,
-/// and thread 0's acquire before the block's accesses after it. (Release and
-/// acquire instead of two sequentially consistent fences took L2_75's fused
-/// kernel from 0.0386-0.0388 to 0.0372 ms: bench/NOTES.md v7.)
+/// the team's barrier orders its threads' accesses before the leader's
+/// release, and the leader's acquire before the team's accesses after it.
+/// (Release and acquire instead of two sequentially consistent fences took
+/// L2_75's fused kernel from 0.0386-0.0388 to 0.0372 ms: bench/NOTES.md
+/// v7.)
+template <class Team = WholeBlock>
 __device__ __forceinline__ void gridBarrier(unsigned *counter) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
+  Team::sync();
+  if (Team::leader()) {
     releaseAdd(counter, 1u);
     while (acquireLoad(counter) < gridDim.x)
       __nanosleep(64);
   }
-  __syncthreads();
+  Team::sync();
 }
 
 /// The end of a kernel with a tail: the last block to get here (every other
 /// block has finished reading the keys) zeroes the `n` keys and the
 /// barrier's two words, so the next launch needs no memset. Every thread of
-/// every block calls it.
+/// the team of every block calls it.
+template <class Team = WholeBlock>
 __device__ __forceinline__ void tailRestore(unsigned *keys, i64 n,
                                             unsigned *barrier) {
   __shared__ bool last;
-  __syncthreads();
-  if (threadIdx.x == 0)
+  Team::sync();
+  if (Team::leader())
     last = acqRelAdd(barrier + 1, 1u) == gridDim.x - 1;
-  __syncthreads();
+  Team::sync();
   if (last) {
-    for (i64 i = threadIdx.x; i < n; i += blockDim.x)
+    for (i64 i = Team::thread(); i < n; i += Team::threads())
       keys[i] = 0;
-    if (threadIdx.x == 0) {
+    if (Team::leader()) {
       barrier[0] = 0;
       barrier[1] = 0;
     }

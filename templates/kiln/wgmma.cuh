@@ -629,6 +629,38 @@ template <class E> struct StoreLinear {
 };
 template <class E> StoreLinear(E *) -> StoreLinear<E>;
 
+/// A fused row reduction (the group's tail: a min or max over the last
+/// dims of the epilogue's last values, each key gathering RowsPerKey whole
+/// rows), in tailKey's order. The epilogue's last stage (`post` with a
+/// GroupNorm, else `pre`) leaves the tail's operand in v; the template
+/// keeps the largest key of each of a thread's two rows (mTop, mTop + 8)
+/// over a tile, combines them over the quad that shares the rows, and one
+/// lane adds them to keys[row / RowsPerKey] with an atomic.
+template <bool IsMin, int RowsPerKey> struct WgmmaTail {
+  static constexpr bool kActive = true, kIsMin = IsMin;
+  static constexpr int kRowsPerKey = RowsPerKey;
+  unsigned *keys;
+};
+
+/// No tail.
+struct NoTail {
+  static constexpr bool kActive = false, kIsMin = false;
+  static constexpr int kRowsPerKey = 1;
+  unsigned *keys;
+};
+
+/// The consumer warpgroups of a wgmmaLinear block (threads 128 to 383), as
+/// a gridBarrier / tailRestore team: the producer has returned by the tail.
+/// Named barrier 1 (__syncthreads is 0).
+struct WgmmaConsumers {
+  static __device__ __forceinline__ void sync() {
+    asm volatile("bar.sync 1, 256;" ::: "memory");
+  }
+  static __device__ __forceinline__ bool leader() { return threadIdx.x == 128; }
+  static __device__ __forceinline__ int thread() { return threadIdx.x - 128; }
+  static __device__ __forceinline__ int threads() { return 256; }
+};
+
 /// T, in a parameter that takes no part in deducing T.
 template <class T> struct NoDeduce { using type = T; };
 
@@ -648,11 +680,24 @@ namespace wg {
 /// stored) before the next block's elementwise nodes start, which bounds
 /// the registers the compiler's scheduling may hold at once.
 template <int M, int N, class Cfg, class Epi, bool HasBias, class E, class Pre,
-          class Post>
+          class Post, class Tail>
 __device__ __forceinline__ void
 epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
-         const E *__restrict__ bias, Pre &pre, Post &post, float eps) {
+         const E *__restrict__ bias, Pre &pre, Post &post, float eps,
+         const Tail *tail) {
   constexpr int Vec = Epi::kVec, G = Epi::kGroupCols;
+  // The tail's keys of the thread's two rows (WgmmaTail).
+  unsigned tk[2] = {0u, 0u};
+  auto addKeys = [&](int h, const float *v, int count) {
+    if constexpr (Tail::kActive) {
+#pragma unroll
+      for (int l = 0; l < Vec; ++l)
+        if (l < count) {
+          const unsigned k = tailKey<Tail::kIsMin>(v[l]);
+          tk[h] = k > tk[h] ? k : tk[h];
+        }
+    }
+  };
   static_assert(Vec == 2 ? N % 2 == 0 : Vec == 1, "pairs need an even N");
   static_assert(G == 0 || (Cfg::BN % (G > 0 ? G : 1) == 0 && G % 8 == 0),
                 "a group lies in the tile, over whole 8-column blocks");
@@ -679,17 +724,24 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
           continue;
         float &a0 = acc[4 * j + 2 * h], &a1 = acc[4 * j + 2 * h + 1];
         const i64 ii = static_cast<i64>(m) * N + n;
+        constexpr bool keys = G == 0; // pre is the last stage
         if constexpr (Vec == 2) {
           float v[2] = {a0 + b0, a1 + b1};
           pre(ii, v);
+          if constexpr (keys)
+            addKeys(h, v, 2);
           a0 = v[0], a1 = v[1];
         } else {
           float v[1] = {a0 + b0};
           pre(ii, v);
+          if constexpr (keys)
+            addKeys(h, v, 1);
           a0 = v[0];
           if (pair) {
             v[0] = a1 + b1;
             pre(ii + 1, v);
+            if constexpr (keys)
+              addKeys(h, v, 1);
             a1 = v[0];
           }
         }
@@ -739,16 +791,31 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
           if constexpr (Vec == 2) {
             float v[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};
             post(ii, v);
+            addKeys(h, v, 2);
           } else {
             float v[1] = {acc[4 * j + 2 * h]};
             post(ii, v);
+            addKeys(h, v, 1);
             if (n + 1 < N) {
               v[0] = acc[4 * j + 2 * h + 1];
               post(ii + 1, v);
+              addKeys(h, v, 1);
             }
           }
         }
       }
+    }
+  }
+  if constexpr (Tail::kActive) {
+    // The quad's four lanes hold the same rows (other columns).
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      unsigned k = tk[h];
+      k = max(k, __shfl_xor_sync(0xffffffffu, k, 1));
+      k = max(k, __shfl_xor_sync(0xffffffffu, k, 2));
+      const int m = mTop + 8 * h;
+      if ((M % Cfg::BM == 0 || m < M) && lane % 4 == 0)
+        atomicMax(tail->keys + m / Tail::kRowsPerKey, k);
     }
   }
 }
@@ -758,15 +825,18 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
 
 /// linear with its fused epilogue (WgmmaEpilogue above). Without an
 /// epilogue: wgmmaLinear<Shape, Cfg, HasBias, WgmmaEpilogue<Vec, 0>>(x, w,
-/// bias, StoreLinear{y}, NoPost{}, 0.f).
+/// bias, StoreLinear{y}, NoPost{}, 0.f). With a tail (WgmmaTail), the
+/// consumers return after adding their last tile's keys, and the caller
+/// finishes the tail (gridBarrier and tailRestore with WgmmaConsumers);
+/// the producer returns first.
 template <class Shape, class Cfg, bool HasBias, class Epi, class E, class Pre,
-          class Post>
+          class Post, class Tail = NoTail>
 __device__ __forceinline__ void
 wgmmaLinear(const E *__restrict__ x, const E *w,
             const typename NoDeduce<E>::type *__restrict__ bias, Pre pre,
             Post post, float eps, typename NoDeduce<E>::type *parts = nullptr,
             unsigned long long *launches = nullptr,
-            unsigned *splitFlag = nullptr) {
+            unsigned *splitFlag = nullptr, Tail *tail = nullptr) {
 #ifdef KILN_HAS_WGMMA
   constexpr int M = Shape::M, N = Shape::N, S = Cfg::kStages;
   static_assert(Shape::K % (16 / sizeof(E)) == 0, "16-byte rows");
@@ -840,11 +910,12 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
     for (int i = 0; i < Cfg::BN / 2; ++i)
       acc[i] = 0.f, total[i] = 0.f;
     wg::consume<Shape, Cfg, E>(ring, full, empty, c, it, acc, total);
-    wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, m0, n0, c, bias, pre, post, eps);
+    wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, m0, n0, c, bias, pre, post, eps,
+                                          tail);
   }
 #else
   (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps, (void)parts,
-      (void)launches, (void)splitFlag;
+      (void)launches, (void)splitFlag, (void)tail;
   __trap(); // never scheduled off sm_90a
 #endif
 }

@@ -220,5 +220,86 @@ TEST(ContractionEpilogue, LinearStaysAloneWithoutTensorCoreEpilogue) {
   EXPECT_EQ(nameOf(high.plan.groups[0].norm), "out");
 }
 
+// L2_75's pattern: the min over the columns after the group_norm becomes
+// the group's tail, and the add that broadcasts it its tail epilogue: one
+// kernel writes only the add's result.
+TEST(ContractionEpilogue, L2_75MinAndBroadcastAddFuse) {
+  Planned p = planOf(linearThen(256,
+                                "  g = group_norm(y, groups=16)\n"
+                                "  m = min(g, dim=1, keepdim=true)\n"
+                                "  out = add(m, bias)\n  return out\n",
+                                ", bias: f32[1, 256, 1, 1]"));
+  ASSERT_EQ(p.plan.groups.size(), 1u);
+  const FusionGroup &g = p.plan.groups[0];
+  EXPECT_EQ(nameOf(g.norm), "g");
+  EXPECT_EQ(nameOf(g.tail), "m");
+  EXPECT_EQ(names(g.tailEpilogue), "out");
+  EXPECT_EQ(names(g.inputs), "x, w, bias");
+  EXPECT_EQ(names(g.outputs), "out");
+}
+
+// Without a group_norm the tail reads the epilogue's values; it may reduce
+// several last dims (each key whole rows), never dims before them.
+TEST(ContractionEpilogue, TailReducesTheLastDims) {
+  Planned rows = planOf(linearThen(256, "  r = relu(y)\n"
+                                        "  m = max(r, dim=1)\n"
+                                        "  out = mul(m, 2.0)\n  return out\n"));
+  ASSERT_EQ(rows.plan.groups.size(), 1u);
+  EXPECT_EQ(names(rows.plan.groups[0].epilogue), "r");
+  EXPECT_EQ(nameOf(rows.plan.groups[0].tail), "m");
+  EXPECT_EQ(names(rows.plan.groups[0].tailEpilogue), "out");
+
+  Planned samples = planOf("graph l(x: f32[2, 16, 512]) {\n"
+                           "  param w: f32[64, 512] = zeros\n"
+                           "  y = linear(x, w)\n"
+                           "  m = min(y, dim=[1, 2])\n  return m\n}\n");
+  ASSERT_EQ(samples.plan.groups.size(), 1u);
+  EXPECT_EQ(nameOf(samples.plan.groups[0].tail), "m");
+
+  Planned first = planOf("graph l(x: f32[2, 16, 512]) {\n"
+                         "  param w: f32[64, 512] = zeros\n"
+                         "  y = linear(x, w)\n"
+                         "  m = min(y, dim=1)\n  return m\n}\n");
+  ASSERT_EQ(first.plan.groups.size(), 2u);
+  EXPECT_EQ(first.plan.groups[0].tail, nullptr);
+  EXPECT_EQ(first.plan.groups[1].kind, GroupKind::Reduction);
+}
+
+// After a tail the kernel's values are keys: a node reading the value the
+// min reads runs in a kernel of its own (the group writes that value), and
+// a group_norm after a tail of the pre-norm values does too.
+TEST(ContractionEpilogue, NothingButTheTailEpilogueFollowsATail) {
+  Planned p = planOf(linearThen(256, "  g = group_norm(y, groups=16)\n"
+                                     "  m = min(g, dim=1, keepdim=true)\n"
+                                     "  out = add(g, m)\n  return out\n"));
+  ASSERT_EQ(p.plan.groups.size(), 2u);
+  EXPECT_EQ(nameOf(p.plan.groups[0].tail), "m");
+  EXPECT_EQ(names(p.plan.groups[0].outputs), "g, m");
+  EXPECT_EQ(names(p.plan.groups[1].prologue), "out");
+
+  Planned norm = planOf(linearThen(256, "  m = max(y, dim=1)\n"
+                                        "  g = group_norm(y, groups=16)\n"
+                                        "  return m, g\n"));
+  ASSERT_EQ(norm.plan.groups.size(), 2u);
+  EXPECT_EQ(nameOf(norm.plan.groups[0].tail), "m");
+  EXPECT_EQ(norm.plan.groups[0].norm, nullptr);
+  EXPECT_EQ(norm.plan.groups[1].kind, GroupKind::GroupNorm);
+}
+
+// Where the linear runs FFMA (sm_80) the GroupNorm kernel takes the tail,
+// as before.
+TEST(ContractionEpilogue, TailStaysWithTheGroupNormOffTensorCores) {
+  Planned p = planOf(linearThen(256,
+                                "  g = group_norm(y, groups=16)\n"
+                                "  m = min(g, dim=1, keepdim=true)\n"
+                                "  out = add(m, bias)\n  return out\n",
+                                ", bias: f32[1, 256, 1, 1]"),
+                     "sm_80");
+  ASSERT_EQ(p.plan.groups.size(), 2u);
+  EXPECT_EQ(names(p.plan.groups[0].nodes()), "y");
+  EXPECT_EQ(p.plan.groups[1].kind, GroupKind::GroupNorm);
+  EXPECT_EQ(nameOf(p.plan.groups[1].tail), "m");
+}
+
 } // namespace
 } // namespace kiln

@@ -729,6 +729,49 @@ std::vector<Case> cases() {
                 0,
                 tf32Tol,
                 high});
+  // A tail in the tensor-core kernel: a min or max over the last dims of
+  // the epilogue's last values, combined across tiles with atomics, then
+  // the nodes after it over their own shape after a grid barrier. L2_75's
+  // pattern at odd M and N (groups of 8, a part-full last tile) at both
+  // precisions; without a group_norm, odd N (a column at a time), NaN, the
+  // max and the node after it both returned; several rows a key (a [B, T,
+  // N] result); and w split before the tiles (4097 rows) with a tail.
+  const std::string minBias75 =
+      linear("M, 512", 264, 512,
+             "  param bias: f32[1, 264, 1, 1] = randn(seed=3)\n"
+             "  param gamma: f32[264] = uniform(0.5, 1.5, seed=4)\n"
+             "  g = group_norm(y, gamma, groups=33)\n"
+             "  m = min(g, dim=1, keepdim=true)\n"
+             "  out = add(m, bias)\n  return out\n");
+  cs.push_back({"linear_tail_l2_75_like", minBias75, {{77, 512}}});
+  cs.push_back({"linear_tail_l2_75_like_high",
+                minBias75,
+                {{77, 512}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"linear_tail_max_nan",
+                linear("M, 516", 301, 516,
+                       "  r = relu(y)\n  m = max(r, dim=1)\n"
+                       "  out = mul(m, 2.0)\n  return out, m\n"),
+                {{133, 516}},
+                0,
+                0.0005});
+  cs.push_back({"linear_tail_samples_high",
+                linear("B, T, 256", 200, 256,
+                       "  m = min(y, dim=[1, 2], keepdim=true)\n"
+                       "  out = sub(y, m)\n  return m, out\n"),
+                {{3, 50, 256}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"linear_tail_split_w",
+                linear("M, 512", 256, 512,
+                       "  g = group_norm(y, groups=16)\n"
+                       "  m = max(g, dim=1)\n  return m\n"),
+                {{4097, 512}}});
   // f16 and bf16 linear (wgmma of the dtype, 64 of K a slice; the result
   // rounded to the dtype once, as cuBLAS's). Products are exact and the
   // sums f32, so results differ from the reference only where a rounding

@@ -276,6 +276,22 @@ KERNEL(tf32_l2_37_gn)(const float *x, const float *w, const float *b,
   kiln::wgmmaLinear<L2_37, WgmmaConfig<256, 4, 1>, true, WgmmaEpilogue<2, 64>>(
       x, w, b, pre, post, 1e-5f);
 }
+// A tail: each row's min over the tiles (keys), then, after the consumers'
+// grid barrier, out[n][m] = min[m] + bias[n] (L2_75's pattern).
+KERNEL(tf32_row_min)(const float *x, const float *w, const float *bias,
+                     float *out, unsigned *keys, unsigned *barrier) {
+  kiln::WgmmaTail<true, 1> tail{keys};
+  auto pre = [&](kiln::i64, float (&)[1]) {}; // v: the tail's operand
+  kiln::wgmmaLinear<Odd, WgmmaConfig<256, 4, 1>, false, WgmmaEpilogue<1, 0>>(
+      x, w, nullptr, pre, NoPost{}, 0.f, nullptr, nullptr, nullptr, &tail);
+  if (threadIdx.x < 128)
+    return;
+  kiln::gridBarrier<kiln::WgmmaConsumers>(barrier);
+  for (int o = blockIdx.x * 256 + kiln::WgmmaConsumers::thread(); o < 257 * 129;
+       o += gridDim.x * 256)
+    out[o] = kiln::tailValue<true>(__ldcg(keys + o % 129)) + bias[o / 129];
+  kiln::tailRestore<kiln::WgmmaConsumers>(keys, 129, barrier);
+}
 )";
 
 /// The PTX NVRTC makes of `source` for `arch` ("" when it fails).
@@ -323,6 +339,9 @@ TEST(WgmmaCompile, EveryVariantUsesTensorCoresOnSm90a) {
   // The grid barrier after splitting w once.
   EXPECT_NE(ptx.find("atom.add.release.gpu.global.u64"), std::string::npos);
   EXPECT_NE(ptx.find("ld.acquire.gpu.global.u64"), std::string::npos);
+  // The tail: the quads' atomics, the consumers' named barrier.
+  EXPECT_NE(ptx.find("atom.global.max.u32"), std::string::npos);
+  EXPECT_NE(ptx.find("bar.sync 1, 256"), std::string::npos);
 }
 
 // Elsewhere the template compiles (the scheduler never picks it there).
