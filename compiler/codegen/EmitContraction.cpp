@@ -36,7 +36,8 @@ static std::string kernelHead(const ParamList &pl, const char *include) {
 /// wait for every block and run the tail's loop. A matmul with a 2-D right
 /// operand runs the same, that operand transposed into w first (WgmmaConfig's
 /// TransposeW).
-static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
+static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
+                                                     const Schedule &s) {
   const Node &n = *g.anchor;
   const bool matmul = n.op() == OpKind::Matmul;
   const Value *bias = matmul ? nullptr : n.operand(2), *y = n.result();
@@ -48,7 +49,7 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
   // 32-bit unsigned index arithmetic where every index fits (cheaper
   // divisions for broadcast operands, as the GroupNorm kernels do).
   const std::string idxT =
-      l.m * l.n < (int64_t(1) << 31) ? "unsigned" : "kiln::i64";
+      l.batches * l.m * l.n < (int64_t(1) << 31) ? "unsigned" : "kiln::i64";
   auto isOutput = [&](const Value *v) {
     return llvm::is_contained(g.outputs, v);
   };
@@ -135,8 +136,12 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
   if (splitW != kWgmmaSplitNone) {
     KernelParam parts{KernelParam::Kind::Workspace};
     // TF32 keeps a transposed w alone; 3xTF32 its big and small parts.
-    parts.bytes = (s.get("passes") == 3 ? 2 : 1) *
-                  static_cast<uint64_t>(l.n * l.k) * dtypeSize(l.dtype);
+    // w's N K elements, or a matmul's right operand's (each matrix).
+    parts.bytes =
+        (s.get("passes") == 3 ? 2 : 1) *
+        static_cast<uint64_t>(matmul ? n.operand(1)->shape().numElements()
+                                     : l.n * l.k) *
+        dtypeSize(l.dtype);
     KernelParam launches{KernelParam::Kind::Workspace};
     launches.bytes = 8;
     launches.zeroed = true;
@@ -168,13 +173,26 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
     // Each key gathers whole rows (the tail reduces the last dims).
     tailDecl = fmt::format("  kiln::WgmmaTail<{}, {}> tail{{keys}};\n",
                            g.tail->op() == OpKind::Min,
-                           l.m / std::max<int64_t>(1, keys));
+                           l.batches * l.m / std::max<int64_t>(1, keys));
     tailPhase = "  if (threadIdx.x < 128)\n    return; // the producer\n" +
                 emitTailPhase(g, pl, "kiln::WgmmaConsumers", keys,
                               static_cast<int>(s.get("tailUnroll")));
   }
+  // A batched matmul's runs of batches (kiln::BatchMap, as gemmNN's).
+  std::string batch;
+  if (l.batches > 1) {
+    llvm::Expected<MatmulLayout> ml = matmulLayout(n);
+    if (!ml)
+      return ml.takeError();
+    for (const MatmulLayout::Run &r : ml->runs)
+      batch += fmt::format("{}{}, {}ll, {}ll", batch.empty() ? "" : ", ",
+                           r.count, r.sa, r.sb);
+    batch = ", kiln::BatchMap<" + batch + ">";
+  }
   const std::string what =
-      matmul ? fmt::format("matmul: [{}, {}] x [{}, {}]", l.m, l.k, l.k, l.n)
+      matmul ? fmt::format("matmul: {}[{}, {}] x [{}, {}]",
+                           l.batches > 1 ? fmt::format("{} x ", l.batches) : "",
+                           l.m, l.k, l.k, l.n)
              : fmt::format("linear: [{}, {}] x [{}, {}]^T{}", l.m, l.k, l.n,
                            l.k, bias ? " + bias" : "");
   EmittedKernel kk;
@@ -186,7 +204,7 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       "  auto pre = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
       "  auto post = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
       "  kiln::wgmmaLinear<kiln::GemmShape<{}, {}, {}>, "
-      "kiln::WgmmaConfig<{}, {}, {}{}>, {}, kiln::WgmmaEpilogue<{}, {}>>(\n"
+      "kiln::WgmmaConfig<{}, {}, {}{}>, {}, kiln::WgmmaEpilogue<{}, {}>{}>(\n"
       "      {}, {}, {}, pre, post, {}{});\n{}}}\n",
       what, s.reason, pl.halfInclude(), functions, kWgmmaThreads, signature,
       tailDecl, vec, pre, vec, g.norm ? post : "    (void)i, (void)v;\n", l.m,
@@ -194,13 +212,13 @@ static EmittedKernel emitWgmmaLinear(const FusionGroup &g, const Schedule &s) {
       splitW != kWgmmaSplitNone ? fmt::format(", kiln::kWgmmaGroupM, {}{}",
                                               splitW, matmul ? ", true" : "")
                                 : "",
-      bias ? "true" : "false", vec, groupCols, pl.of(n.operand(0)),
+      bias ? "true" : "false", vec, groupCols, batch, pl.of(n.operand(0)),
       pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", cudaFloat(eps),
       splitArgs, tailPhase);
-  kk.flops =
-      2.0 * l.m * l.n * l.k + static_cast<double>(domain.numElements()) *
-                                  (g.epilogue.size() + g.normEpilogue.size() +
-                                   (g.norm ? 8 : 0) + (g.tail ? 1 : 0));
+  kk.flops = 2.0 * l.batches * l.m * l.n * l.k +
+             static_cast<double>(domain.numElements()) *
+                 (g.epilogue.size() + g.normEpilogue.size() + (g.norm ? 8 : 0) +
+                  (g.tail ? 1 : 0));
   kk.params = pl.params;
   return kk;
 }

@@ -95,7 +95,7 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   const int bn = accurate || l.n <= 128 ? 128 : 256;
   const int stages = accurate ? 4 : bn == 256 ? 4 : 6;
   const int shared = wgmmaSharedBytes(bn, stages, passes);
-  const long long blocks = wgmmaBlocks(l.m, l.n, bn);
+  const long long blocks = wgmmaBlocks(l.m, l.n, bn) * l.batches;
   if (shared > t.maxSharedPerBlock || blocks >= (int64_t(1) << 31))
     return std::nullopt;
   Schedule s;
@@ -237,19 +237,29 @@ llvm::Expected<Schedule> scheduleMatmul(const FusionGroup &g,
   llvm::Expected<MatmulLayout> l = matmulLayout(n);
   if (!l)
     return l.takeError();
-  // A 2-D right operand (x @ W, x of any batch dims): the tensor-core
-  // linear, with W transposed (and split, 3xTF32) into a workspace before
-  // the tiles: per run, or, for a constant parameter, when it changes.
+  // The tensor-core linear, with the right operand (each of its matrices)
+  // transposed (and split, 3xTF32) into a workspace before the tiles: per
+  // run, or, for a constant parameter, when it changes. A 2-D right
+  // operand (x @ W, x of any batch dims) is one linear; a batched one runs
+  // batch after batch.
   if (std::optional<LinearShape> ls = wgmmaMatmulShape(n)) {
     if (std::optional<Schedule> s = wgmmaSchedule(*ls, tg, precision)) {
       const bool split = s->get("passes") == 3;
-      setSplitW(*s,
-                constantParams && n.operand(1)->isParam()
-                    ? kWgmmaSplitFlagged
-                    : kWgmmaSplitEachLaunch,
-                fmt::format("the {} x {} operand transposed{}", ls->k, ls->n,
-                            split ? " and split" : ""),
-                (split ? 2 : 1) * ls->n * ls->k);
+      const int64_t matrices = n.operand(1)->shape().numElements() /
+                               std::max<int64_t>(1, ls->n * ls->k);
+      setSplitW(
+          *s,
+          constantParams && n.operand(1)->isParam() ? kWgmmaSplitFlagged
+                                                    : kWgmmaSplitEachLaunch,
+          fmt::format("{} {} x {}{} transposed{}",
+                      matrices > 1 ? "the right operand's" : "the", ls->k,
+                      ls->n,
+                      matrices > 1 ? fmt::format(" matrices ({})", matrices)
+                                   : " operand",
+                      split ? " and split" : ""),
+          (split ? 2 : 1) * n.operand(1)->shape().numElements());
+      if (ls->batches > 1)
+        s->reason += fmt::format(", {} batches", ls->batches);
       addEpilogue(*s, g);
       return std::move(*s);
     }
@@ -258,10 +268,12 @@ llvm::Expected<Schedule> scheduleMatmul(const FusionGroup &g,
     return diag(n.loc(), "internal error: the FFMA matmul kernel takes no "
                          "fused epilogue (the partitioner gave it one)");
   if (isHalf(n.result()->dtype()))
-    return refuseHalf(n, "with a 2-D right operand and K a multiple of 8;",
+    return refuseHalf(n,
+                      "with a right operand of 2 or more dims and K a "
+                      "multiple of 8;",
                       !tg.hasWgmma() ? "the target is " + tg.arch
-                      : n.operand(1)->shape().rank() != 2
-                          ? std::string("the right operand is not 2-D")
+                      : n.operand(1)->shape().rank() < 2
+                          ? std::string("the right operand is a vector")
                           : fmt::format("K is {}", l->k));
   TileShape t = pickGemmTile(l->m, l->n, l->k);
   llvm::Expected<Schedule> s =
@@ -405,7 +417,7 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
 std::optional<LinearShape> wgmmaMatmulShape(const Node &n) {
   const Shape &b = n.operand(1)->shape();
   const DType t = n.result()->dtype();
-  if (n.op() != OpKind::Matmul || b.rank() != 2 ||
+  if (n.op() != OpKind::Matmul || b.rank() < 2 ||
       (t != DType::F32 && !isHalf(t)))
     return std::nullopt;
   llvm::Expected<MatmulLayout> l = matmulLayout(n);
@@ -413,9 +425,11 @@ std::optional<LinearShape> wgmmaMatmulShape(const Node &n) {
     llvm::consumeError(l.takeError());
     return std::nullopt;
   }
-  // B has no batch dims, so the output's are x's, which is contiguous:
-  // its batches of rows are one matrix of batches * m rows.
-  return LinearShape{l->batches * l->m, l->k, l->n, t};
+  // A 2-D B has no batch dims, so the output's are x's, which is
+  // contiguous: its batches of rows are one matrix of batches * m rows.
+  if (b.rank() == 2)
+    return LinearShape{l->batches * l->m, l->k, l->n, t};
+  return LinearShape{l->m, l->k, l->n, t, l->batches};
 }
 
 LinearShape linearShape(const Node &n) {

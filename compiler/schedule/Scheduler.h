@@ -81,11 +81,14 @@ llvm::Expected<ReductionShape> reductionShape(const Node &reduction);
 struct LinearShape {
   int64_t m, k, n;
   DType dtype = DType::F32; // of x, w and the bias (the same)
+  int64_t batches = 1;      // a batched matmul's (m: a batch's rows)
 };
 LinearShape linearShape(const Node &linear);
 /// A matmul that the tensor-core linear runs (wgmmaLinear with a
-/// transposed w): f32, a 2-D right operand; its sizes as a linear's (the
-/// left operand's rows, batches included, as m). nullopt for any other.
+/// transposed w): f32, f16 or bf16 with a right operand of at least 2 dims.
+/// Its sizes as a linear's: with a 2-D right operand the left operand's
+/// rows, batches included, as m; with a batched one a batch's rows as m
+/// and the output's batches (matmulLayout's runs). nullopt for any other.
 std::optional<LinearShape> wgmmaMatmulShape(const Node &matmul);
 
 /// A conv2d or conv_transpose2d's sizes, an unbatched input as a batch of 1.

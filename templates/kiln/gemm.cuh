@@ -58,6 +58,9 @@ template <int N0, i64 SA0, i64 SB0, int N1 = 1, i64 SA1 = 0, i64 SB1 = 0,
           int N2 = 1, i64 SA2 = 0, i64 SB2 = 0>
 struct BatchMap {
   static constexpr int kCount = N0 * N1 * N2;
+  /// The matrices of b (contiguous): the runs b is not broadcast over.
+  static constexpr int kCountB =
+      (SB0 ? N0 : 1) * (SB1 ? N1 : 1) * (SB2 ? N2 : 1);
   static constexpr bool kAlignedA =
       SA0 % 4 == 0 && SA1 % 4 == 0 && SA2 % 4 == 0;
   static constexpr bool kAlignedB =

@@ -225,17 +225,21 @@ __device__ __forceinline__ void splitAll(const float *__restrict__ w,
 template <bool Split, class E>
 __device__ __forceinline__ void transposeAll(const E *__restrict__ b,
                                              E *__restrict__ out, int K, int N,
-                                             E *scratch) {
+                                             int batches, E *scratch) {
   const int lane = threadIdx.x % 32, row = threadIdx.x / 32;
   const int rows = blockDim.x / 32;
-  const int tilesN = (N + 31) / 32, tiles = (K + 31) / 32 * tilesN;
-  const i64 nk = static_cast<i64>(N) * K;
-  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int k0 = t / tilesN * 32, n0 = t % tilesN * 32;
+  const int tilesN = (N + 31) / 32, perMatrix = (K + 31) / 32 * tilesN;
+  const i64 nk = static_cast<i64>(N) * K, all = nk * batches;
+  const i64 tiles = static_cast<i64>(perMatrix) * batches;
+  for (i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+    // Matrix t / perMatrix (at the same offset in b and out).
+    const i64 base = t / perMatrix * nk;
+    const int tm = static_cast<int>(t % perMatrix);
+    const int k0 = tm / tilesN * 32, n0 = tm % tilesN * 32;
     for (int r = row; r < 32; r += rows) {
       const int k = k0 + r, n = n0 + lane;
       if (k < K && n < N)
-        scratch[r * 33 + lane] = b[static_cast<i64>(k) * N + n];
+        scratch[r * 33 + lane] = b[base + static_cast<i64>(k) * N + n];
     }
     __syncthreads();
     for (int r = row; r < 32; r += rows) {
@@ -243,12 +247,12 @@ __device__ __forceinline__ void transposeAll(const E *__restrict__ b,
       if (n >= N || k >= K)
         continue;
       const E v = scratch[lane * 33 + r];
-      const i64 at = static_cast<i64>(n) * K + k;
+      const i64 at = base + static_cast<i64>(n) * K + k;
       if constexpr (Split) {
         static_assert(sizeof(E) == 4, "3xTF32 splits f32");
         const float big = roundTf32(v);
         out[at] = big;
-        out[nk + at] = isfinite(big) ? roundTf32(v - big) : 0.f;
+        out[all + at] = isfinite(big) ? roundTf32(v - big) : 0.f;
       } else {
         out[at] = v;
       }
@@ -389,10 +393,14 @@ __device__ __forceinline__ void wgmmaTf32RsN128(float (&d)[64],
 /// w's rows (a few columns) in L2: with one band over all rows (row tiles
 /// first) x is read again for every column, with a band of one row tile w
 /// for every row.
+/// Batched (a matmul's batch dims), the tiles of batch t come before
+/// those of batch t + 1.
 template <int M, int N, class Cfg>
-__device__ __forceinline__ void tileOrigin(int tile, int &m0, int &n0) {
+__device__ __forceinline__ void tileOrigin(int tile, int &t, int &m0, int &n0) {
   constexpr int tilesM = (M + Cfg::BM - 1) / Cfg::BM;
   constexpr int tilesN = (N + Cfg::BN - 1) / Cfg::BN;
+  t = tile / (tilesM * tilesN);
+  tile -= t * (tilesM * tilesN);
   constexpr int G = Cfg::kGroupM < tilesM ? Cfg::kGroupM : tilesM;
   constexpr int perBand = G * tilesN;
   const int firstM = tile / perBand * G;
@@ -406,7 +414,7 @@ __device__ __forceinline__ void tileOrigin(int tile, int &m0, int &n0) {
 /// m0...) and w (rows n0...) of each of this block's tiles in turn, splits
 /// them (Passes 3), and marks them full. The slices of the next tile are
 /// copied while the consumers run the last one's epilogue.
-template <class Shape, class Cfg, class E>
+template <class Shape, class Cfg, class Batch, class E>
 __device__ __forceinline__ void
 produce(const E *__restrict__ x, const E *__restrict__ w,
         const E *__restrict__ wSmall, unsigned char *ring, u64 *full,
@@ -449,14 +457,18 @@ produce(const E *__restrict__ x, const E *__restrict__ w,
   };
   int it = 0; // slices issued
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    int m0, n0;
-    tileOrigin<M, N, Cfg>(tile, m0, n0);
+    int t, m0, n0;
+    tileOrigin<M, N, Cfg>(tile, t, m0, n0);
+    // Batch t's matrices (a transposed w at b's offsets).
+    i64 offA = 0, offB = 0;
+    if constexpr (Batch::kCount > 1)
+      Batch::offsets(t, offA, offB);
     // This thread's rows of x and w inside the operands: rows row0 + 16 i
     // for i < rowsA (rowsB): one count each, not a predicate per row.
     const int rowsA = M % Cfg::BM == 0 ? RowsA : (M - m0 - row0 + 15) / 16;
     const int rowsB = N % Cfg::BN == 0 ? RowsB : (N - n0 - row0 + 15) / 16;
-    const E *xs = x + static_cast<i64>(m0 + row0) * K + chunk * CE;
-    const E *ws = w + static_cast<i64>(n0 + row0) * K + chunk * CE;
+    const E *xs = x + offA + static_cast<i64>(m0 + row0) * K + chunk * CE;
+    const E *ws = w + offB + static_cast<i64>(n0 + row0) * K + chunk * CE;
     for (int t = 0; t < T; ++t, ++it) {
       const int s = it % S;
       if (it >= S)
@@ -682,7 +694,7 @@ namespace wg {
 template <int M, int N, class Cfg, class Epi, bool HasBias, class E, class Pre,
           class Post, class Tail>
 __device__ __forceinline__ void
-epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
+epilogue(float (&acc)[Cfg::BN / 2], i64 rowBase, int m0, int n0, int c,
          const E *__restrict__ bias, Pre &pre, Post &post, float eps,
          const Tail *tail) {
   constexpr int Vec = Epi::kVec, G = Epi::kGroupCols;
@@ -723,7 +735,7 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
         if (M % Cfg::BM != 0 && m >= M)
           continue;
         float &a0 = acc[4 * j + 2 * h], &a1 = acc[4 * j + 2 * h + 1];
-        const i64 ii = static_cast<i64>(m) * N + n;
+        const i64 ii = (rowBase + m) * N + n;
         constexpr bool keys = G == 0; // pre is the last stage
         if constexpr (Vec == 2) {
           float v[2] = {a0 + b0, a1 + b1};
@@ -787,7 +799,7 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
           const int m = mTop + 8 * h;
           if (M % Cfg::BM != 0 && m >= M)
             continue;
-          const i64 ii = static_cast<i64>(m) * N + n;
+          const i64 ii = (rowBase + m) * N + n;
           if constexpr (Vec == 2) {
             float v[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};
             post(ii, v);
@@ -815,7 +827,7 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
       k = max(k, __shfl_xor_sync(0xffffffffu, k, 2));
       const int m = mTop + 8 * h;
       if ((M % Cfg::BM == 0 || m < M) && lane % 4 == 0)
-        atomicMax(tail->keys + m / Tail::kRowsPerKey, k);
+        atomicMax(tail->keys + (rowBase + m) / Tail::kRowsPerKey, k);
     }
   }
 }
@@ -829,8 +841,9 @@ epilogue(float (&acc)[Cfg::BN / 2], int m0, int n0, int c,
 /// consumers return after adding their last tile's keys, and the caller
 /// finishes the tail (gridBarrier and tailRestore with WgmmaConsumers);
 /// the producer returns first.
-template <class Shape, class Cfg, bool HasBias, class Epi, class E, class Pre,
-          class Post, class Tail = NoTail>
+template <class Shape, class Cfg, bool HasBias, class Epi,
+          class Batch = NoBatch, class E, class Pre, class Post,
+          class Tail = NoTail>
 __device__ __forceinline__ void
 wgmmaLinear(const E *__restrict__ x, const E *w,
             const typename NoDeduce<E>::type *__restrict__ bias, Pre pre,
@@ -842,14 +855,18 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
   static_assert(Shape::K % (16 / sizeof(E)) == 0, "16-byte rows");
   static_assert(Cfg::kPasses == 1 || sizeof(E) == 4,
                 "3xTF32 splits f32 operands; f16 and bf16 products are exact");
-  static_assert(wgmmaBlocks(M, N, Cfg::BN) < (1ll << 31), "grid.x");
+  static_assert(wgmmaBlocks(M, N, Cfg::BN) * Batch::kCount < (1ll << 31),
+                "tiles");
+  static_assert(Batch::kCount == 1 || Cfg::kTransposeW,
+                "batches: a matmul's (b transposed before the tiles)");
   extern __shared__ unsigned char wgmmaShared[];
   __shared__ u64 full[S], empty[S];
   unsigned char *ring = reinterpret_cast<unsigned char *>(
       (reinterpret_cast<unsigned long long>(wgmmaShared) + kWgmmaAlign - 1) &
       ~static_cast<unsigned long long>(kWgmmaAlign - 1));
   // Persistent: block b runs tiles b, b + gridDim.x, ... (tileOrigin).
-  constexpr int tiles = static_cast<int>(wgmmaBlocks(M, N, Cfg::BN));
+  constexpr int tiles =
+      static_cast<int>(wgmmaBlocks(M, N, Cfg::BN) * Batch::kCount);
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       wg::barrierInit(&full[s], 128);
@@ -866,7 +883,7 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
     const bool redo = Cfg::kSplitW == kWgmmaSplitEachLaunch || *splitFlag != 0;
     if (redo) {
       if constexpr (Cfg::kTransposeW)
-        wg::transposeAll<Cfg::kPasses == 3>(w, parts, K, N,
+        wg::transposeAll<Cfg::kPasses == 3>(w, parts, K, N, Batch::kCountB,
                                             reinterpret_cast<E *>(ring));
       else if constexpr (sizeof(E) == 4)
         wg::splitAll(w, parts, static_cast<i64>(N) * K);
@@ -877,7 +894,7 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
     }
     wBig = parts;
     if constexpr (Cfg::kPasses == 3)
-      wSmall = parts + static_cast<i64>(N) * K;
+      wSmall = parts + static_cast<i64>(N) * K * Batch::kCountB;
   }
   const int role = threadIdx.x / 128;
   // Registers (ptxas allocates each role within its count; 128 * 40 +
@@ -892,7 +909,8 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
       asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     else
       asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
-    wg::produce<Shape, Cfg, E>(x, wBig, wSmall, ring, full, empty, tiles);
+    wg::produce<Shape, Cfg, Batch, E>(x, wBig, wSmall, ring, full, empty,
+                                      tiles);
     return;
   }
   if constexpr (whole)
@@ -902,16 +920,16 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
   const int c = role - 1;
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    int m0, n0;
-    wg::tileOrigin<M, N, Cfg>(tile, m0, n0);
+    int t, m0, n0;
+    wg::tileOrigin<M, N, Cfg>(tile, t, m0, n0);
     // Passes 1 never touches total: it costs no registers.
     float acc[Cfg::BN / 2], total[Cfg::BN / 2];
 #pragma unroll
     for (int i = 0; i < Cfg::BN / 2; ++i)
       acc[i] = 0.f, total[i] = 0.f;
     wg::consume<Shape, Cfg, E>(ring, full, empty, c, it, acc, total);
-    wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, m0, n0, c, bias, pre, post, eps,
-                                          tail);
+    wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, static_cast<i64>(t) * M, m0, n0,
+                                          c, bias, pre, post, eps, tail);
   }
 #else
   (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps, (void)parts,

@@ -216,11 +216,28 @@ TEST(HalfKernels, OtherHalfContractionsAreRefusedAtTheOp) {
   EXPECT_NE(msg.find("odd.kg:2:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("K is 12"), std::string::npos) << msg;
 
+  const char *mv = "graph h(x: f16[3, 8], w: f16[8]) {\n"
+                   "  y = matmul(x, w)\n  return y\n}\n";
+  msg = compileError(mv, "mv.kg", {{3, 8}, {8}}, "sm_90");
+  EXPECT_NE(msg.find("mv.kg:2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the right operand is a vector"), std::string::npos)
+      << msg;
+}
+
+// A batched right operand runs batch after batch (kiln::BatchMap), each of
+// its matrices transposed into the workspace.
+TEST(HalfKernels, BatchedHalfMatmulRunsOnHopper) {
   const char *mm = "graph h(x: f16[2, 3, 8], w: f16[2, 8, 4]) {\n"
                    "  y = matmul(x, w)\n  return y\n}\n";
-  msg = compileError(mm, "mm.kg", {{2, 3, 8}, {2, 8, 4}}, "sm_90");
-  EXPECT_NE(msg.find("mm.kg:2:"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("the right operand is not 2-D"), std::string::npos) << msg;
+  auto g = parseGraph(mm, "mm.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  auto exe =
+      Executable::compile(**g, {{2, 3, 8}, {2, 8, 4}}, offlineOptions(false));
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  const EmittedKernel &k = (*exe)->kernels()[0];
+  EXPECT_NE(k.source.find("kiln::BatchMap<2, 24ll, 32ll>"), std::string::npos)
+      << k.source;
+  EXPECT_EQ(k.params[k.params.size() - 2].bytes, 2u * 8 * 4 * 2);
 }
 
 // f16 and bf16 matmul with a 2-D right operand runs the half linear, that

@@ -170,7 +170,8 @@ Schedule matmulSchedule(const std::string &xs, const std::string &ys,
 // matmul with a 2-D right operand runs the tensor-core linear, that operand
 // transposed (and split at highest) into a workspace before the tiles:
 // every run, or with constant parameters when the parameter changes. A
-// batched right operand, a 1-D one, or K % 4 != 0 keep the FFMA kernel.
+// batched right operand runs batch after batch, each of its matrices
+// transposed. A 1-D one, or K % 4 != 0, keep the FFMA kernel.
 TEST(WgmmaSchedule, MatmulWithA2DRightOperandRunsOnTensorCores) {
   const Schedule s =
       matmulSchedule("3, 50, 512", "512, 200", MatmulPrecision::Highest);
@@ -193,9 +194,15 @@ TEST(WgmmaSchedule, MatmulWithA2DRightOperandRunsOnTensorCores) {
   const Schedule kept =
       matmulSchedule("8, 512", "512, 64", MatmulPrecision::Highest, true, true);
   EXPECT_EQ(kept.get("splitW"), kWgmmaSplitFlagged) << kept.str();
-  EXPECT_EQ(
-      matmulSchedule("3, 8, 512", "3, 512, 64", MatmulPrecision::High).kernel,
-      "gemmNN");
+  const Schedule batched =
+      matmulSchedule("3, 8, 512", "3, 512, 64", MatmulPrecision::High);
+  EXPECT_EQ(batched.kernel, "wgmmaLinear") << batched.str();
+  EXPECT_EQ(batched.get("tiles"), 3 * wgmmaBlocks(8, 64, 128));
+  EXPECT_NE(batched.reason.find("the right operand's 512 x 64 matrices (3) "
+                                "transposed into a 0.4 MiB workspace each "
+                                "run, 3 batches"),
+            std::string::npos)
+      << batched.reason;
   EXPECT_EQ(matmulSchedule("8, 512", "512", MatmulPrecision::High).kernel,
             "gemmNN");
   EXPECT_EQ(matmulSchedule("8, 514", "514, 64", MatmulPrecision::High).kernel,

@@ -729,6 +729,45 @@ std::vector<Case> cases() {
                 0,
                 tf32Tol,
                 high});
+  // matmul with a batched right operand on the tensor cores: batch after
+  // batch, each of b's matrices transposed first. Broadcast batch dims on
+  // both sides, odd M, N and K (a part-full tile in every batch), both
+  // precisions, NaN, bf16 with a 2-D (broadcast) left operand, and a tail
+  // (each row's min) whose rows run across batches.
+  const std::string bmm = "graph m(a: f32[B, 3, M, 516], b: f32[B, 1, 516, "
+                          "301]) {\n  y = matmul(a, b)\n  out = gelu(y)\n"
+                          "  return out\n}\n";
+  cs.push_back(
+      {"matmul_tc_bmm_broadcast", bmm, {{2, 3, 77, 516}, {2, 1, 516, 301}}});
+  cs.push_back({"matmul_tc_bmm_broadcast_high",
+                bmm,
+                {{2, 3, 77, 516}, {2, 1, 516, 301}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"matmul_tc_bmm_nan",
+                "graph m(a: f32[B, M, 512], b: f32[B, 512, 130]) {\n"
+                "  out = matmul(a, b)\n  return out\n}\n",
+                {{3, 130, 512}, {3, 512, 130}},
+                0,
+                0.0005});
+  cs.push_back({"matmul_tc_bmm_bf16_left_2d",
+                "graph m(a: bf16[M, 264], b: bf16[B, 264, 200]) {\n"
+                "  out = matmul(a, b)\n  return out\n}\n",
+                {{70, 264}, {3, 264, 200}},
+                0,
+                0,
+                2e-3});
+  cs.push_back({"matmul_tc_bmm_tail_high",
+                "graph m(a: f32[B, M, 256], b: f32[B, 256, 136]) {\n"
+                "  y = matmul(a, b)\n  r = min(y, dim=2, keepdim=true)\n"
+                "  out = sub(r, 1.0)\n  return out\n}\n",
+                {{4, 45, 256}, {4, 256, 136}},
+                0,
+                0,
+                tf32Tol,
+                high});
   // A tail in the tensor-core kernel: a min or max over the last dims of
   // the epilogue's last values, combined across tiles with atomics, then
   // the nodes after it over their own shape after a grid barrier. L2_75's

@@ -239,6 +239,17 @@ KERNEL(tf32x3_transposed_flagged)(const float *x, const float *w, float *y,
       x, w, nullptr, kiln::StoreLinear{y}, NoPost{}, 0.f, parts, launches,
       flag);
 }
+// A batched matmul (kiln::BatchMap: a [2, 3, M, K] x b [2, 1, K, N]), each
+// of b's two matrices transposed and split before the tiles.
+KERNEL(tf32x3_batched)(const float *x, const float *w, float *y, float *parts,
+                       unsigned long long *launches) {
+  kiln::wgmmaLinear<Odd,
+                    WgmmaConfig<128, 4, 3, kiln::kWgmmaGroupM,
+                                kiln::kWgmmaSplitEachLaunch, true>,
+                    false, WgmmaEpilogue<1, 0>,
+                    kiln::BatchMap<2, 3 * 129 * 36, 36 * 257, 3, 129 * 36, 0>>(
+      x, w, nullptr, kiln::StoreLinear{y}, NoPost{}, 0.f, parts, launches);
+}
 // GroupNorm of 16 columns in the epilogue, then leaky_relu and x + x.
 KERNEL(tf32x3_l2_62_gn)(const float *x, const float *w, const float *b,
                         float *out) {
