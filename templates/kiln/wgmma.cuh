@@ -218,46 +218,57 @@ __device__ __forceinline__ void splitAll(const float *__restrict__ w,
     split(in[i], big[i], small[i]);
 }
 
-/// b (K x N, row-major: matmul's right operand) transposed into out
-/// (N x K, the K-major w the tiles read), through 32 x 32 tiles in shared
-/// memory (`scratch`, 32 x 33 elements) so that both sides are coalesced;
-/// with Split (f32), 3xTF32's parts instead: big in out[N K], small after.
+/// b's `batches` matrices (each K x N, row-major: matmul's right operand)
+/// transposed into out (N x K each, at the same offsets: the K-major w the
+/// tiles read); with Split (f32), 3xTF32's parts instead: big in out, small
+/// after all of them. Each warp moves 32 x 32 tiles through its own 32 x 33
+/// elements of `scratch` (the ring), so that both
+/// sides are coalesced: a lane loads its column of the tile's 32 rows at
+/// once, so that each warp keeps 32 loads in flight (one tile a block at a
+/// time, with a block barrier between, moved only about 0.35 TB/s).
 template <bool Split, class E>
 __device__ __forceinline__ void transposeAll(const E *__restrict__ b,
                                              E *__restrict__ out, int K, int N,
                                              int batches, E *scratch) {
-  const int lane = threadIdx.x % 32, row = threadIdx.x / 32;
-  const int rows = blockDim.x / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int warps = blockDim.x / 32;
+  E *tile = scratch + warp * 32 * 33;
   const int tilesN = (N + 31) / 32, perMatrix = (K + 31) / 32 * tilesN;
   const i64 nk = static_cast<i64>(N) * K, all = nk * batches;
   const i64 tiles = static_cast<i64>(perMatrix) * batches;
-  for (i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+  for (i64 t = static_cast<i64>(blockIdx.x) * warps + warp; t < tiles;
+       t += static_cast<i64>(gridDim.x) * warps) {
     // Matrix t / perMatrix (at the same offset in b and out).
     const i64 base = t / perMatrix * nk;
     const int tm = static_cast<int>(t % perMatrix);
     const int k0 = tm / tilesN * 32, n0 = tm % tilesN * 32;
-    for (int r = row; r < 32; r += rows) {
+    E v[32];
+#pragma unroll
+    for (int r = 0; r < 32; ++r) {
       const int k = k0 + r, n = n0 + lane;
-      if (k < K && n < N)
-        scratch[r * 33 + lane] = b[base + static_cast<i64>(k) * N + n];
+      v[r] = k < K && n < N ? b[base + static_cast<i64>(k) * N + n] : E();
     }
-    __syncthreads();
-    for (int r = row; r < 32; r += rows) {
+#pragma unroll
+    for (int r = 0; r < 32; ++r)
+      tile[r * 33 + lane] = v[r];
+    __syncwarp();
+#pragma unroll 8
+    for (int r = 0; r < 32; ++r) {
       const int n = n0 + r, k = k0 + lane;
       if (n >= N || k >= K)
         continue;
-      const E v = scratch[lane * 33 + r];
+      const E x = tile[lane * 33 + r];
       const i64 at = base + static_cast<i64>(n) * K + k;
       if constexpr (Split) {
         static_assert(sizeof(E) == 4, "3xTF32 splits f32");
-        const float big = roundTf32(v);
+        const float big = roundTf32(x);
         out[at] = big;
-        out[all + at] = isfinite(big) ? roundTf32(v - big) : 0.f;
+        out[all + at] = isfinite(big) ? roundTf32(x - big) : 0.f;
       } else {
-        out[at] = v;
+        out[at] = x;
       }
     }
-    __syncthreads();
+    __syncwarp(); // the tile is read before the next is written
   }
 }
 
@@ -882,11 +893,15 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
     constexpr int K = Shape::K;
     const bool redo = Cfg::kSplitW == kWgmmaSplitEachLaunch || *splitFlag != 0;
     if (redo) {
-      if constexpr (Cfg::kTransposeW)
+      if constexpr (Cfg::kTransposeW) {
+        static_assert(kWgmmaThreads / 32 * 32 * 33 * sizeof(E) <=
+                          Cfg::kStageBytes * S,
+                      "the transposition's tiles fit the ring");
         wg::transposeAll<Cfg::kPasses == 3>(w, parts, K, N, Batch::kCountB,
                                             reinterpret_cast<E *>(ring));
-      else if constexpr (sizeof(E) == 4)
+      } else if constexpr (sizeof(E) == 4) {
         wg::splitAll(w, parts, static_cast<i64>(N) * K);
+      }
       wg::gridSync(launches);
       if (Cfg::kSplitW == kWgmmaSplitFlagged && blockIdx.x == 0 &&
           threadIdx.x == 0)
@@ -928,8 +943,9 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
     for (int i = 0; i < Cfg::BN / 2; ++i)
       acc[i] = 0.f, total[i] = 0.f;
     wg::consume<Shape, Cfg, E>(ring, full, empty, c, it, acc, total);
-    wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, static_cast<i64>(t) * M, m0, n0,
-                                          c, bias, pre, post, eps, tail);
+    const i64 rowBase = Batch::kCount > 1 ? static_cast<i64>(t) * M : 0;
+    wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, rowBase, m0, n0, c, bias, pre,
+                                          post, eps, tail);
   }
 #else
   (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps, (void)parts,
