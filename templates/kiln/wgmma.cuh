@@ -21,6 +21,14 @@
 // (wg::gridSync: the launch must be cooperative), and the producer copies
 // big and small parts as they are.
 //
+// matmul: with WgmmaConfig's TransposeW, w is matmul's right operand (K x
+// N), transposed (and split) into `parts` the same way; with a Batch
+// (kiln::BatchMap, gemm.cuh: the output's batch dims in runs, broadcasting
+// either operand) the tiles run batch after batch, M being a batch's rows,
+// each of w's Batch::kCountB matrices transposed at its own offset. A tail
+// (WgmmaTail) gathers a min or max of the epilogue's last values per row;
+// the caller finishes it after a grid barrier of the consumers.
+//
 // A block computes 128 x BN tiles of y, one after another (persistent), and
 // has three warpgroups (384 threads). Warpgroup 0 is the producer: it copies
 // 32-wide K slices of x and w into a ring of `Stages` shared-memory buffers
@@ -32,7 +40,8 @@
 // producer keeps Stages - 2 slices in flight ahead of the consumers.
 //
 // Launch: block 384 (kWgmmaThreads), grid (any number of blocks up to
-// wgmmaBlocks(M, N, BN): each runs every gridDim.x-th tile; the scheduler
+// wgmmaBlocks(M, N, BN) * Batch::kCount: each runs every gridDim.x-th
+// tile; the scheduler
 // launches one per SM), dynamic
 // shared memory wgmmaSharedBytes(BN, Stages, Passes) (over 48 KiB: the
 // host raises the kernel's limit). Declare the kernel with
