@@ -94,6 +94,15 @@ std::string linearThen(int64_t n, const std::string &body,
                      n, body, inputs);
 }
 
+/// A linear [2, 16, 512] x [64, 512]^T into y (a [B, T, N] result), then
+/// `body`.
+std::string rank3LinearThen(const std::string &body) {
+  return "graph l(x: f32[2, 16, 512]) {\n"
+         "  param w: f32[64, 512] = zeros\n"
+         "  y = linear(x, w)\n" +
+         body + "}\n";
+}
+
 TEST(ContractionEpilogue, L2_37SwishBiasAndGroupNormFuse) {
   Planned p = planOf(l2_37(512, 256, 4)); // groups of 64 columns
   ASSERT_EQ(p.plan.groups.size(), 1u);
@@ -153,10 +162,9 @@ TEST(ContractionEpilogue, GroupNormFusesOnlyWithGroupsInATile) {
 // columns: the epilogue cannot normalise it (T / groups = 8 would pass the
 // column test).
 TEST(ContractionEpilogue, GroupNormOfARank3LinearStaysOut) {
-  Planned p = planOf("graph l(x: f32[2, 16, 512]) {\n"
-                     "  param w: f32[64, 512] = zeros\n"
-                     "  y = linear(x, w)\n  r = relu(y)\n"
-                     "  out = group_norm(r, groups=2)\n  return out\n}\n");
+  Planned p = planOf(rank3LinearThen("  r = relu(y)\n"
+                                     "  out = group_norm(r, groups=2)\n"
+                                     "  return out\n"));
   ASSERT_EQ(p.plan.groups.size(), 2u);
   EXPECT_EQ(names(p.plan.groups[0].epilogue), "r");
   EXPECT_EQ(p.plan.groups[0].norm, nullptr);
@@ -249,17 +257,12 @@ TEST(ContractionEpilogue, TailReducesTheLastDims) {
   EXPECT_EQ(nameOf(rows.plan.groups[0].tail), "m");
   EXPECT_EQ(names(rows.plan.groups[0].tailEpilogue), "out");
 
-  Planned samples = planOf("graph l(x: f32[2, 16, 512]) {\n"
-                           "  param w: f32[64, 512] = zeros\n"
-                           "  y = linear(x, w)\n"
-                           "  m = min(y, dim=[1, 2])\n  return m\n}\n");
+  Planned samples =
+      planOf(rank3LinearThen("  m = min(y, dim=[1, 2])\n  return m\n"));
   ASSERT_EQ(samples.plan.groups.size(), 1u);
   EXPECT_EQ(nameOf(samples.plan.groups[0].tail), "m");
 
-  Planned first = planOf("graph l(x: f32[2, 16, 512]) {\n"
-                         "  param w: f32[64, 512] = zeros\n"
-                         "  y = linear(x, w)\n"
-                         "  m = min(y, dim=1)\n  return m\n}\n");
+  Planned first = planOf(rank3LinearThen("  m = min(y, dim=1)\n  return m\n"));
   ASSERT_EQ(first.plan.groups.size(), 2u);
   EXPECT_EQ(first.plan.groups[0].tail, nullptr);
   EXPECT_EQ(first.plan.groups[1].kind, GroupKind::Reduction);
