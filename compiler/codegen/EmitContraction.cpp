@@ -170,13 +170,31 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
     splitArgs += ", &tail";
     addTailWorkspaces(pl.params, keys);
     signature += kTailParams;
-    // Each key gathers whole rows (the tail reduces the last dims).
-    tailDecl = fmt::format("  kiln::WgmmaTail<{}, {}> tail{{keys}};\n",
-                           g.tail->op() == OpKind::Min,
-                           l.batches * l.m / std::max<int64_t>(1, keys));
+    // Each key gathers whole rows (the tail reduces the last dims). A sum,
+    // mean or logsumexp keeps a partial per row and column tile (8 bytes:
+    // a double, or a max and a sum), combined after the tiles (finish).
+    const int64_t rows = l.batches * l.m,
+                  perKey = rows / std::max<int64_t>(1, keys);
+    const bool partial =
+        g.tail->op() != OpKind::Min && g.tail->op() != OpKind::Max;
+    std::string finish;
+    if (partial) {
+      const int64_t tiles = (l.n + s.get("bn") - 1) / s.get("bn");
+      KernelParam parts{KernelParam::Kind::Workspace};
+      parts.bytes = static_cast<uint64_t>(tiles * rows) * 8;
+      pl.params.push_back(parts);
+      signature += ", void *tailParts";
+      finish = fmt::format("  kiln::wgmmaTailFinish<kiln::WgmmaConsumers, "
+                           "{}ll, {}, {}ll>(tail);\n",
+                           rows, tiles, perKey * l.n);
+    }
+    tailDecl = fmt::format("  kiln::WgmmaTail<kiln::ReduceOp::{}, {}> "
+                           "tail{{keys{}}};\n",
+                           reduceOpName(g.tail->op()), perKey,
+                           partial ? ", tailParts" : "");
     tailPhase = "  if (threadIdx.x < 128)\n    return; // the producer\n" +
                 emitTailPhase(g, pl, "kiln::WgmmaConsumers", keys,
-                              static_cast<int>(s.get("tailUnroll")));
+                              static_cast<int>(s.get("tailUnroll")), finish);
   }
   // A batched matmul's runs of batches (kiln::BatchMap, as gemmNN's).
   std::string batch;

@@ -52,7 +52,8 @@ void addTailWorkspaces(std::vector<KernelParam> &params, int64_t keys) {
 // (4-wide vectors along the output's last dim larger than 1 measured slower
 // on L2_75's GroupNorm kernel: 0.057 against 0.046 ms.)
 std::string emitTailPhase(const FusionGroup &g, const ParamList &pl,
-                          const std::string &team, int64_t keys, int unroll) {
+                          const std::string &team, int64_t keys, int unroll,
+                          const std::string &finish) {
   const Value *m = g.tail->result();
   const bool isMin = g.tail->op() == OpKind::Min;
   const Shape &domain = g.tailEpilogue.empty()
@@ -90,10 +91,13 @@ std::string emitTailPhase(const FusionGroup &g, const ParamList &pl,
   // the compiler keeps in order with the stores around it: unrolled, the
   // loop reads them plainly so that its loads go ahead together.
   auto tailValue = [&](const std::string &key) {
-    return fmt::format(
-        "    float tv[1] = {{kiln::tailValue<{}>({})}}; // {}\n", isMin,
-        unroll == 1 ? "__ldcg(keys + " + key + ")" : "keys[" + key + "]",
-        m->name());
+    const std::string load =
+        unroll == 1 ? "__ldcg(keys + " + key + ")" : "keys[" + key + "]";
+    return fmt::format("    float tv[1] = {{{}}}; // {}\n",
+                       finish.empty()
+                           ? fmt::format("kiln::tailValue<{}>({})", isMin, load)
+                           : "__uint_as_float(" + load + ")",
+                       m->name());
   };
   ExprEmitter te(domain, 1, "ii", param);
   std::string body = tailValue(broadcastIndex(m->shape(), domain, "ii"));
@@ -114,8 +118,10 @@ std::string emitTailPhase(const FusionGroup &g, const ParamList &pl,
       te.store(v, pl.of(v), body);
     }
   }
-  std::string out = fmt::format("  kiln::gridBarrier<{}>(barrier);\n", team) +
-                    gridLoop(domain.numElements(), body);
+  std::string out = fmt::format("  kiln::gridBarrier<{}>(barrier);\n", team);
+  if (!finish.empty())
+    out += finish + fmt::format("  kiln::gridBarrier<{}>(barrier, 2);\n", team);
+  out += gridLoop(domain.numElements(), body);
   if (!own.empty())
     out += gridLoop(m->shape().numElements(), own);
   return out + fmt::format("  kiln::tailRestore<{}>(keys, {}, barrier);\n",

@@ -9,7 +9,7 @@
 
 namespace kiln {
 
-static const char *reduceOpName(OpKind k) {
+const char *reduceOpName(OpKind k) {
   switch (k) {
   case OpKind::Min:
     return "Min";

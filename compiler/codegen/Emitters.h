@@ -46,12 +46,18 @@ uint64_t groupBytes(const FusionGroup &g);
 ///    gridBarrier team: "kiln::WholeBlock"), the tail's values from their
 ///    keys, the tail epilogue over its shape and its stores (`unroll`
 ///    elements a thread per loop step), then the keys zeroed again
-///    (tailRestore).
+///    (tailRestore). With `finish` (a sum, mean or logsumexp: code that
+///    turns the partials into each key's value as float bits), that code
+///    and a second barrier come first.
 void addTailWorkspaces(std::vector<KernelParam> &params, int64_t keys);
 inline constexpr const char *kTailParams =
     ", unsigned *__restrict__ keys, unsigned *barrier";
 std::string emitTailPhase(const FusionGroup &g, const ParamList &pl,
-                          const std::string &team, int64_t keys, int unroll);
+                          const std::string &team, int64_t keys, int unroll,
+                          const std::string &finish = "");
+
+/// kiln::ReduceOp's name of reduction op `k` ("LogSumExp").
+const char *reduceOpName(OpKind k);
 
 /// Each renders group `g` as its schedule says; the launch shape and the
 /// reason come from the schedule too.

@@ -397,16 +397,19 @@ bool Partitioner::operandsIndependent(unsigned pos, int gi) const {
   });
 }
 
-/// A min or max becomes the tail of the group computing its operand:
-///  - of a GroupNorm group's anchor or epilogue value, over every dim but
-///    the first (the batch);
-///  - of a contraction group's last stage (the values after its norm, or
+/// A reduction becomes the tail of the group computing its operand:
+///  - a min or max of a GroupNorm group's anchor or epilogue value, over
+///    every dim but the first (the batch);
+///  - a min, max, sum, mean or logsumexp of a contraction group's last stage
+///  (the values after its norm, or
 ///    without one the anchor and epilogue values), when its kernel takes an
 ///    epilogue, over the last dims (at least the last: each key gathers
 ///    whole rows of the tiles).
 bool Partitioner::tryTail(unsigned pos) {
   const Node *n = order_[pos];
-  if (n->op() != OpKind::Min && n->op() != OpKind::Max)
+  const bool minMax = n->op() == OpKind::Min || n->op() == OpKind::Max;
+  if (!minMax && n->op() != OpKind::Sum && n->op() != OpKind::Mean &&
+      n->op() != OpKind::LogSumExp)
     return false;
   const Value *in = n->operand(0);
   int gi = producerGroup(in);
@@ -414,7 +417,7 @@ bool Partitioner::tryTail(unsigned pos) {
     return false;
   Work &w = groups_[gi];
   const bool contraction = w.kind == GroupKind::Contraction;
-  if (!contraction && w.kind != GroupKind::GroupNorm)
+  if (!contraction && (w.kind != GroupKind::GroupNorm || !minMax))
     return false;
   if (contraction) {
     if (!opts_.contractionEpilogue ||

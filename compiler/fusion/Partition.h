@@ -21,9 +21,10 @@
 //    it (L2_37's swish and + bias), then a group_norm of their value whose
 //    groups lie in one tile (`norm`), then the elementwise nodes over its
 //    shape that read the normalised values (L2_62's leaky_relu and x + x);
-//    then, optionally, a tail as a GroupNorm group's: a min or max over the
-//    last dims (at least the last) of that last stage's values (L2_75's
-//    min over dim 1), and the elementwise nodes after it.
+//    then, optionally, a tail as a GroupNorm group's: a min, max, sum, mean
+//    or logsumexp over the last dims (at least the last) of that last
+//    stage's values (L2_75's min over dim 1), and the elementwise nodes
+//    after it.
 //  - Convolution: conv2d, conv_transpose2d, alone for now.
 //
 // Bounds (so that NVRTC's time stays about linear in the graph's size): a
@@ -91,9 +92,9 @@ struct FusionGroup {
   const Node *norm = nullptr;
   std::vector<const Node *> normEpilogue;
   /// GroupNorm: a per-sample min/max of the anchor or an epilogue value;
-  /// contraction: a min/max over the last dims of its last stage's values
-  /// (normEpilogue's, or without a norm the epilogue's). Then the
-  /// elementwise nodes after it (one result shape).
+  /// contraction: a min, max, sum, mean or logsumexp over the last dims of
+  /// its last stage's values (normEpilogue's, or without a norm the
+  /// epilogue's). Then the elementwise nodes after it (one result shape).
   const Node *tail = nullptr;
   std::vector<const Node *> tailEpilogue;
   std::vector<const Value *> inputs;

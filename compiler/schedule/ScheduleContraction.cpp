@@ -155,20 +155,25 @@ void addEpilogue(Schedule &s, const FusionGroup &g) {
     s.reason += fmt::format(", epilogue of {} node(s){}",
                             g.epilogue.size() + g.normEpilogue.size(),
                             g.norm ? " and the group_norm" : "");
-  // A tail: keys combined with atomics across tiles, then a grid barrier
-  // (every block resident: a cooperative launch) before the nodes after it.
+  // A tail: a min or max's keys combined with atomics across tiles, a sum,
+  // mean or logsumexp's partials per tile combined in order after a grid
+  // barrier (every block resident: a cooperative launch); then another
+  // barrier before the nodes after it.
   if (g.tail) {
+    const bool minMax =
+        g.tail->op() == OpKind::Min || g.tail->op() == OpKind::Max;
     // The tail's loop runs on the consumers alone (8 warps an SM): 8
     // elements a thread per step keep enough loads in flight (one a step:
     // L2_75's tail took 0.09 ms on the H200).
     s.set("tailUnroll", 8);
     s.launch.cooperative = true;
     s.reason += fmt::format(
-        ", then its {} over {} value(s) per key (atomics, a grid barrier) "
-        "and {} node(s) after it",
+        ", then its {} over {} value(s) per key ({}) and {} node(s) after it",
         opName(g.tail->op()).str(),
         g.tail->operand(0)->shape().numElements() /
             std::max<int64_t>(1, g.tail->result()->shape().numElements()),
+        minMax ? "atomics, a grid barrier"
+               : "a partial per tile, combined in order after a grid barrier",
         g.tailEpilogue.size());
   }
 }

@@ -514,18 +514,20 @@ struct WholeBlock {
 
 /// Every block of the grid waits here for all the others (the launch must
 /// be cooperative; `counter` zero at launch, and tailRestore zeroes it
-/// again). Writes and atomics before it are visible to every block after it:
+/// again; the `round`-th barrier of a launch on it waits for round * grid
+/// arrivals). Writes and atomics before it are visible to every block after it:
 /// the team's barrier orders its threads' accesses before the leader's
 /// release, and the leader's acquire before the team's accesses after it.
 /// (Release and acquire instead of two sequentially consistent fences took
 /// L2_75's fused kernel from 0.0386-0.0388 to 0.0372 ms: bench/NOTES.md
 /// v7.)
 template <class Team = WholeBlock>
-__device__ __forceinline__ void gridBarrier(unsigned *counter) {
+__device__ __forceinline__ void gridBarrier(unsigned *counter,
+                                            unsigned round = 1) {
   Team::sync();
   if (Team::leader()) {
     releaseAdd(counter, 1u);
-    while (acquireLoad(counter) < gridDim.x)
+    while (acquireLoad(counter) < round * gridDim.x)
       __nanosleep(64);
   }
   Team::sync();

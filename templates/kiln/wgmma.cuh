@@ -57,6 +57,7 @@
 #include "kiln/contraction.cuh"
 #include "kiln/gemm.cuh"
 #include "kiln/groupnorm.cuh"
+#include "kiln/reduce.cuh"
 
 namespace kiln {
 // f16 and bf16 storage (kiln/half.cuh, which a kernel with such tensors
@@ -661,25 +662,94 @@ template <class E> struct StoreLinear {
 };
 template <class E> StoreLinear(E *) -> StoreLinear<E>;
 
-/// A fused row reduction (the group's tail: a min or max over the last
-/// dims of the epilogue's last values, each key gathering RowsPerKey whole
-/// rows), in tailKey's order. The epilogue's last stage (`post` with a
-/// GroupNorm, else `pre`) leaves the tail's operand in v; the template
-/// keeps the largest key of each of a thread's two rows (mTop, mTop + 8)
-/// over a tile, combines them over the quad that shares the rows, and one
-/// lane adds them to keys[row / RowsPerKey] with an atomic.
-template <bool IsMin, int RowsPerKey> struct WgmmaTail {
-  static constexpr bool kActive = true, kIsMin = IsMin;
+/// A fused row reduction (the group's tail: a min, max, sum, mean or
+/// logsumexp over the last dims of the epilogue's last values, each key
+/// gathering RowsPerKey whole rows of N). The epilogue's last stage (`post`
+/// with a GroupNorm, else `pre`) leaves the tail's operand in v; the
+/// template gathers each of a thread's two rows (mTop, mTop + 8) over a
+/// tile (wg::RowAcc) and combines them over the quad that shares the rows.
+/// Then one lane of the quad adds a min or max to keys[row / RowsPerKey]
+/// with an atomic (tailKey's order), or stores the tile's partial for the
+/// row in `parts` ([column tile][row]: a double sum, or logsumexp's max and
+/// sum of exponentials); after a grid barrier wgmmaTailFinish combines the
+/// partials in order (deterministic) into keys[] as floats.
+template <ReduceOp Op, int RowsPerKey> struct WgmmaTail {
+  static constexpr bool kActive = true;
+  static constexpr ReduceOp kOp = Op;
   static constexpr int kRowsPerKey = RowsPerKey;
   unsigned *keys;
+  void *parts = nullptr; // sum, mean, logsumexp
 };
 
 /// No tail.
 struct NoTail {
-  static constexpr bool kActive = false, kIsMin = false;
+  static constexpr bool kActive = false;
+  static constexpr ReduceOp kOp = ReduceOp::Max;
   static constexpr int kRowsPerKey = 1;
   unsigned *keys;
+  void *parts;
 };
+
+/// Logsumexp's running state as reduce.cuh computes it: m the max (NaN
+/// when any value is), s = sum of exp(x - shift(m)), shift(m) = m, or 0
+/// where m is infinite.
+struct LseState {
+  float m = __int_as_float(0xff800000), s = 0.f;
+  static __device__ __forceinline__ float shift(float m) {
+    return isinf(m) ? 0.f : m;
+  }
+  __device__ __forceinline__ void merge(float m2, float s2) {
+    const float top = nanMax(m, m2);
+    if (top != top) {
+      m = top;
+      return;
+    }
+    const float to = shift(top);
+    // An empty side (s 0) adds nothing (its exp could overflow: 0 * inf).
+    s = (s != 0.f ? s * expf(shift(m) - to) : 0.f) +
+        (s2 != 0.f ? s2 * expf(shift(m2) - to) : 0.f);
+    m = top;
+  }
+  __device__ __forceinline__ void add(float x) {
+    merge(x, isinf(x) ? (x > 0 ? x : 0.f) : 1.f);
+  }
+};
+
+/// A sum, mean or logsumexp tail after the tiles and a grid barrier: each
+/// of the Rows / RowsPerKey keys combines the partials of its rows, column
+/// tile by column tile, in that order (the same result every run), and
+/// stores its value's bits in keys[] (mean: over Count values). A min or
+/// max's keys are final already. Every thread of `Team` calls it.
+template <class Team, long long Rows, int Tiles, long long Count, class Tail>
+__device__ __forceinline__ void wgmmaTailFinish(const Tail &tail) {
+  constexpr ReduceOp Op = Tail::kOp;
+  if constexpr (Op != ReduceOp::Min && Op != ReduceOp::Max) {
+    constexpr long long R = Tail::kRowsPerKey, keys = Rows / R;
+    for (long long k = static_cast<long long>(blockIdx.x) * Team::threads() +
+                       Team::thread();
+         k < keys; k += static_cast<long long>(gridDim.x) * Team::threads()) {
+      float value;
+      if constexpr (Op == ReduceOp::LogSumExp) {
+        const float2 *p = static_cast<const float2 *>(tail.parts);
+        LseState st;
+        for (long long r = k * R; r < (k + 1) * R; ++r)
+          for (int t = 0; t < Tiles; ++t) {
+            const float2 v = __ldcg(p + t * Rows + r);
+            st.merge(v.x, v.y);
+          }
+        value = st.m != st.m ? st.m : logf(st.s) + LseState::shift(st.m);
+      } else {
+        const double *p = static_cast<const double *>(tail.parts);
+        double sum = 0;
+        for (long long r = k * R; r < (k + 1) * R; ++r)
+          for (int t = 0; t < Tiles; ++t)
+            sum += __ldcg(p + t * Rows + r);
+        value = static_cast<float>(Op == ReduceOp::Sum ? sum : sum / Count);
+      }
+      tail.keys[k] = __float_as_uint(value);
+    }
+  }
+}
 
 /// The consumer warpgroups of a wgmmaLinear block (threads 128 to 383), as
 /// a gridBarrier / tailRestore team: the producer has returned by the tail.
@@ -705,6 +775,52 @@ struct NoPost {
 #ifdef KILN_HAS_WGMMA
 namespace wg {
 
+/// A thread's gathering of one row's values of a tile for a tail (Op), and
+/// its quad's combination (lanes 4 apart hold other columns of the row).
+template <ReduceOp Op> struct RowAcc {
+  unsigned key = 0; // min, max: tailKey's order
+  double sum = 0;   // sum, mean
+  LseState lse;     // logsumexp
+  __device__ __forceinline__ void add(float x) {
+    if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
+      const unsigned k = tailKey<Op == ReduceOp::Min>(x);
+      key = k > key ? k : key;
+    } else if constexpr (Op == ReduceOp::LogSumExp) {
+      lse.add(x);
+    } else {
+      sum += x;
+    }
+  }
+  /// Every lane of the warp calls it.
+  __device__ __forceinline__ void quad() {
+#pragma unroll
+    for (int d = 1; d < 4; d *= 2) {
+      if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
+        const unsigned o = __shfl_xor_sync(0xffffffffu, key, d);
+        key = o > key ? o : key;
+      } else if constexpr (Op == ReduceOp::LogSumExp) {
+        const float om = __shfl_xor_sync(0xffffffffu, lse.m, d);
+        const float os = __shfl_xor_sync(0xffffffffu, lse.s, d);
+        lse.merge(om, os);
+      } else {
+        sum += __shfl_xor_sync(0xffffffffu, sum, d);
+      }
+    }
+  }
+  /// Row `row`'s part from column tile `tile` of `tiles`, over `rows` rows.
+  template <class Tail>
+  __device__ __forceinline__ void put(const Tail *tail, i64 row, int tile,
+                                      i64 rows) const {
+    if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max)
+      atomicMax(tail->keys + row / Tail::kRowsPerKey, key);
+    else if constexpr (Op == ReduceOp::LogSumExp)
+      static_cast<float2 *>(tail->parts)[tile * rows + row] =
+          make_float2(lse.m, lse.s);
+    else
+      static_cast<double *>(tail->parts)[tile * rows + row] = sum;
+  }
+};
+
 /// The epilogue over one consumer's accumulators (rows mTop + 8 h of the
 /// tile, columns n0 + 8 j + 2 (lane % 4) + e: accumulator 4 j + 2 h + e),
 /// a block of J 8-column steps at a time: a GroupNorm group's (J = G / 8),
@@ -716,18 +832,16 @@ template <int M, int N, class Cfg, class Epi, bool HasBias, class E, class Pre,
 __device__ __forceinline__ void
 epilogue(float (&acc)[Cfg::BN / 2], i64 rowBase, int m0, int n0, int c,
          const E *__restrict__ bias, Pre &pre, Post &post, float eps,
-         const Tail *tail) {
+         const Tail *tail, i64 rows) {
   constexpr int Vec = Epi::kVec, G = Epi::kGroupCols;
-  // The tail's keys of the thread's two rows (WgmmaTail).
-  unsigned tk[2] = {0u, 0u};
+  // The tail's gathering of the thread's two rows (WgmmaTail).
+  RowAcc<Tail::kOp> ta[2];
   auto addKeys = [&](int h, const float *v, int count) {
     if constexpr (Tail::kActive) {
 #pragma unroll
       for (int l = 0; l < Vec; ++l)
-        if (l < count) {
-          const unsigned k = tailKey<Tail::kIsMin>(v[l]);
-          tk[h] = k > tk[h] ? k : tk[h];
-        }
+        if (l < count)
+          ta[h].add(v[l]);
     }
   };
   static_assert(Vec == 2 ? N % 2 == 0 : Vec == 1, "pairs need an even N");
@@ -842,12 +956,10 @@ epilogue(float (&acc)[Cfg::BN / 2], i64 rowBase, int m0, int n0, int c,
     // The quad's four lanes hold the same rows (other columns).
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      unsigned k = tk[h];
-      k = max(k, __shfl_xor_sync(0xffffffffu, k, 1));
-      k = max(k, __shfl_xor_sync(0xffffffffu, k, 2));
+      ta[h].quad();
       const int m = mTop + 8 * h;
       if ((M % Cfg::BM == 0 || m < M) && lane % 4 == 0)
-        atomicMax(tail->keys + (rowBase + m) / Tail::kRowsPerKey, k);
+        ta[h].put(tail, rowBase + m, n0 / Cfg::BN, rows);
     }
   }
 }
@@ -954,7 +1066,8 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
     wg::consume<Shape, Cfg, E>(ring, full, empty, c, it, acc, total);
     const i64 rowBase = Batch::kCount > 1 ? static_cast<i64>(t) * M : 0;
     wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, rowBase, m0, n0, c, bias, pre,
-                                          post, eps, tail);
+                                          post, eps, tail,
+                                          static_cast<i64>(M) * Batch::kCount);
   }
 #else
   (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps, (void)parts,

@@ -268,6 +268,30 @@ TEST(ContractionEpilogue, TailReducesTheLastDims) {
   EXPECT_EQ(first.plan.groups[1].kind, GroupKind::Reduction);
 }
 
+// A sum, mean or logsumexp over the last dims is a contraction's tail too
+// (partials per tile, combined after the tiles); a GroupNorm kernel's tail
+// stays a min or max, so there a sum is a reduction kernel of its own.
+TEST(ContractionEpilogue, SumMeanAndLogsumexpAreTails) {
+  for (const char *op : {"sum", "mean", "logsumexp"}) {
+    SCOPED_TRACE(op);
+    Planned p =
+        planOf(linearThen(256, fmt::format("  g = group_norm(y, groups=16)\n"
+                                           "  s = {}(g, dim=1)\n  return s\n",
+                                           op)));
+    ASSERT_EQ(p.plan.groups.size(), 1u);
+    EXPECT_EQ(nameOf(p.plan.groups[0].tail), "s");
+    Planned ffma = planOf(linearThen(256, fmt::format("  g = group_norm(y, "
+                                                      "groups=16)\n"
+                                                      "  s = {}(g, dim=1)\n"
+                                                      "  return s\n",
+                                                      op)),
+                          "sm_80");
+    ASSERT_EQ(ffma.plan.groups.size(), 3u);
+    EXPECT_EQ(ffma.plan.groups[1].tail, nullptr);
+    EXPECT_EQ(ffma.plan.groups[2].kind, GroupKind::Reduction);
+  }
+}
+
 // After a tail the kernel's values are keys: a node reading the value the
 // min reads runs in a kernel of its own (the group writes that value), and
 // a group_norm after a tail of the pre-norm values does too.

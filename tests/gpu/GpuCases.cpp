@@ -806,6 +806,40 @@ std::vector<Case> cases() {
                 0,
                 tf32Tol,
                 high});
+  // Sum, mean and logsumexp tails: each row's partial per column tile,
+  // combined in order after the tiles. Odd N (a column at a time) with NaN,
+  // after a GroupNorm at both precisions, several rows a key, and a batched
+  // matmul's rows.
+  cs.push_back({"linear_tail_lse_nan",
+                linear("M, 516", 301, 516,
+                       "  r = relu(y)\n"
+                       "  s = logsumexp(r, dim=1, keepdim=true)\n"
+                       "  out = mul(s, 2.0)\n  return out, s\n"),
+                {{133, 516}},
+                0,
+                0.0005});
+  // (With gamma = 1 and beta = 0 each group's normalised values sum to
+  // zero: the reference is about 1e-15, and f32's 1e-6 fails any relative
+  // test. gamma and beta make the sums about 10.)
+  const std::string gnSum =
+      linear("M, 512", 264, 512,
+             "  param gamma: f32[264] = uniform(0.5, 1.5, seed=4)\n"
+             "  param beta: f32[264] = uniform(-1, 1, seed=5)\n"
+             "  g = group_norm(y, gamma, beta, groups=33)\n"
+             "  s = sum(g, dim=1)\n  return s\n");
+  cs.push_back({"linear_tail_gn_sum", gnSum, {{77, 512}}, 0, 0, 1e-5});
+  cs.push_back(
+      {"linear_tail_gn_sum_high", gnSum, {{77, 512}}, 0, 0, tf32Tol, high});
+  cs.push_back({"linear_tail_mean_samples",
+                linear("B, T, 512", 200, 512,
+                       "  m = mean(y, dim=[1, 2], keepdim=true)\n"
+                       "  out = add(m, 1.0)\n  return out\n"),
+                {{3, 50, 512}}});
+  cs.push_back({"matmul_tc_bmm_lse",
+                "graph m(a: f32[B, M, 512], b: f32[B, 512, 136]) {\n"
+                "  y = matmul(a, b)\n  s = logsumexp(y, dim=2)\n"
+                "  return s\n}\n",
+                {{4, 45, 512}, {4, 512, 136}}});
   cs.push_back({"linear_tail_split_w",
                 linear("M, 512", 256, 512,
                        "  g = group_norm(y, groups=16)\n"

@@ -291,7 +291,7 @@ KERNEL(tf32_l2_37_gn)(const float *x, const float *w, const float *b,
 // grid barrier, out[n][m] = min[m] + bias[n] (L2_75's pattern).
 KERNEL(tf32_row_min)(const float *x, const float *w, const float *bias,
                      float *out, unsigned *keys, unsigned *barrier) {
-  kiln::WgmmaTail<true, 1> tail{keys};
+  kiln::WgmmaTail<kiln::ReduceOp::Min, 1> tail{keys};
   auto pre = [&](kiln::i64, float (&)[1]) {}; // v: the tail's operand
   kiln::wgmmaLinear<Odd, WgmmaConfig<256, 4, 1>, false, WgmmaEpilogue<1, 0>>(
       x, w, nullptr, pre, NoPost{}, 0.f, nullptr, nullptr, nullptr, &tail);
@@ -302,6 +302,41 @@ KERNEL(tf32_row_min)(const float *x, const float *w, const float *bias,
        o += gridDim.x * 256)
     out[o] = kiln::tailValue<true>(__ldcg(keys + o % 129)) + bias[o / 129];
   kiln::tailRestore<kiln::WgmmaConsumers>(keys, 129, barrier);
+}
+// A logsumexp tail: partials per row and column tile, combined in order
+// after the first barrier into the keys (as floats), then a second.
+KERNEL(tf32x3_row_lse)(const float *x, const float *w, float *out,
+                       unsigned *keys, unsigned *barrier, void *parts) {
+  kiln::WgmmaTail<kiln::ReduceOp::LogSumExp, 1> tail{keys, parts};
+  auto pre = [&](kiln::i64, float (&)[1]) {};
+  kiln::wgmmaLinear<Odd, WgmmaConfig<128, 4, 3>, false, WgmmaEpilogue<1, 0>>(
+      x, w, nullptr, pre, NoPost{}, 0.f, nullptr, nullptr, nullptr, &tail);
+  if (threadIdx.x < 128)
+    return;
+  kiln::gridBarrier<kiln::WgmmaConsumers>(barrier);
+  kiln::wgmmaTailFinish<kiln::WgmmaConsumers, 129, 3, 257>(tail);
+  kiln::gridBarrier<kiln::WgmmaConsumers>(barrier, 2);
+  for (int o = blockIdx.x * 256 + kiln::WgmmaConsumers::thread(); o < 129;
+       o += gridDim.x * 256)
+    out[o] = __uint_as_float(keys[o]);
+  kiln::tailRestore<kiln::WgmmaConsumers>(keys, 129, barrier);
+}
+// A mean over two rows a key (a [B, T, N] result's samples).
+KERNEL(tf32_row_mean)(const float *x, const float *w, float *out,
+                      unsigned *keys, unsigned *barrier, void *parts) {
+  kiln::WgmmaTail<kiln::ReduceOp::Mean, 3> tail{keys, parts};
+  auto pre = [&](kiln::i64, float (&)[1]) {};
+  kiln::wgmmaLinear<Odd, WgmmaConfig<256, 4, 1>, false, WgmmaEpilogue<1, 0>>(
+      x, w, nullptr, pre, NoPost{}, 0.f, nullptr, nullptr, nullptr, &tail);
+  if (threadIdx.x < 128)
+    return;
+  kiln::gridBarrier<kiln::WgmmaConsumers>(barrier);
+  kiln::wgmmaTailFinish<kiln::WgmmaConsumers, 129, 2, 3 * 257>(tail);
+  kiln::gridBarrier<kiln::WgmmaConsumers>(barrier, 2);
+  for (int o = blockIdx.x * 256 + kiln::WgmmaConsumers::thread(); o < 43;
+       o += gridDim.x * 256)
+    out[o] = __uint_as_float(keys[o]);
+  kiln::tailRestore<kiln::WgmmaConsumers>(keys, 43, barrier);
 }
 )";
 
