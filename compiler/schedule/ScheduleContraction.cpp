@@ -86,8 +86,11 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   const bool half = isHalf(l.dtype);
   const bool accurate = precision == MatmulPrecision::Highest && !half;
   // 16-byte rows for cp.async; K = 0 is the FFMA kernel's (bias only).
+  // The template's sizes are ints.
+  constexpr int64_t kIntMax = (int64_t(1) << 31) - 1;
   if (!t.hasWgmma() || l.k == 0 || l.k % (half ? 8 : 4) != 0 ||
-      (accurate && l.k < kMin3xTf32K))
+      (accurate && l.k < kMin3xTf32K) || l.m > kIntMax || l.n > kIntMax ||
+      l.k > kIntMax)
     return std::nullopt;
   const int passes = accurate ? 3 : 1;
   // 3xTF32 keeps three accumulators: 128 columns. TF32 takes 256 where the
@@ -272,6 +275,14 @@ llvm::Expected<Schedule> scheduleMatmul(const FusionGroup &g,
   if (!g.epilogue.empty() || g.norm || g.tail)
     return diag(n.loc(), "internal error: the FFMA matmul kernel takes no "
                          "fused epilogue (the partitioner gave it one)");
+  // gemmNN puts the batches on grid.y (the tensor-core kernel has no such
+  // bound: its tiles run batch after batch).
+  if (l->batches > 65535)
+    return diag(n.loc(),
+                "matmul with {} batches is more than the FFMA kernel takes "
+                "(65535; on Hopper's tensor cores, where K % 4 == 0, there "
+                "is no such bound)",
+                l->batches);
   if (isHalf(n.result()->dtype()))
     return refuseHalf(n,
                       "with a right operand of 2 or more dims and K a "
@@ -349,11 +360,6 @@ llvm::Expected<MatmulLayout> matmulLayout(const Node &n) {
                 a.str(), b.str());
   for (const MatmulLayout::Run &r : l.runs)
     l.batches *= r.count;
-  if (l.batches > 65535)
-    return diag(n.loc(),
-                "matmul with {} batches is more than the GPU "
-                "kernel's 65535",
-                l.batches);
   return l;
 }
 

@@ -212,6 +212,38 @@ TEST(WgmmaSchedule, MatmulWithA2DRightOperandRunsOnTensorCores) {
       "gemmNN");
 }
 
+// The FFMA matmul puts its batches on grid.y (at most 65535); the
+// tensor-core kernel has no such bound: 70000 batches of x folded into its
+// rows, or of both operands run batch after batch. Where FFMA runs them
+// (sm_80), the matmul is refused at the op, saying where the bound is not.
+TEST(WgmmaSchedule, TensorCoreMatmulTakesMoreThan65535Batches) {
+  const Schedule folded =
+      matmulSchedule("70000, 2, 512", "512, 64", MatmulPrecision::High);
+  EXPECT_EQ(folded.kernel, "wgmmaLinear") << folded.str();
+  EXPECT_EQ(folded.get("tiles"), wgmmaBlocks(140000, 64, 128));
+  const Schedule batched =
+      matmulSchedule("70000, 2, 8", "70000, 8, 16", MatmulPrecision::High);
+  EXPECT_EQ(batched.kernel, "wgmmaLinear") << batched.str();
+  EXPECT_EQ(batched.get("tiles"), 70000);
+  auto g = parseGraph("graph m(x: f32[70000, 2, 8], y: f32[70000, 8, 16]) {\n"
+                      "  out = matmul(x, y)\n  return out\n}\n",
+                      "many.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  auto spec = prepareForExecution(**g, {});
+  ASSERT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError());
+  FusionPlan plan = partitionGraph(**spec);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  auto s = scheduleGroup(plan.groups[0], defaultTarget("sm_80"),
+                         MatmulPrecision::High, false);
+  ASSERT_FALSE(static_cast<bool>(s));
+  const std::string msg = llvm::toString(s.takeError());
+  EXPECT_NE(msg.find("many.kg:2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("matmul with 70000 batches is more than the FFMA kernel "
+                     "takes (65535"),
+            std::string::npos)
+      << msg;
+}
+
 // Below K = 512, FFMA is as accurate as 3xTF32 and costs little: highest
 // keeps it there, while high takes the tensor cores at the same K.
 TEST(WgmmaSchedule, HighestBelowK512KeepsFfma) {
