@@ -230,6 +230,15 @@ private:
   bool isAnchorOrEpilogue(const Work &w, const Value *v) const {
     return v->def() == order_[w.anchor] || inEpilogue_[index_.lookup(v->def())];
   }
+  /// Whether v (defined in contraction group w) is a value of its last
+  /// stage so far: the norm's result or a normEpilogue value once it has a
+  /// norm, else the anchor's result or an epilogue value.
+  bool inLastStage(const Work &w, const Value *v) const {
+    if (w.norm < 0)
+      return isAnchorOrEpilogue(w, v);
+    const unsigned p = index_.lookup(v->def());
+    return static_cast<int>(p) == w.norm || inNormEpilogue_[p];
+  }
   void fusePrologues();
   void fuseSiblings();
   std::vector<int> groupOrder() const;
@@ -343,15 +352,11 @@ bool Partitioner::tryContractionEpilogue(unsigned pos) {
       continue;
     if (n->result()->shape() != anchor.result()->shape() || !allF32(*n))
       continue;
-    auto afterNorm = [&](const Value *o) {
-      unsigned p = index_.lookup(o->def());
-      return static_cast<int>(p) == w.norm || inNormEpilogue_[p];
-    };
     // Every operand from the group must come from the current stage.
     bool ok = llvm::all_of(n->operands(), [&](const Value *o) {
       if (!o || producerGroup(o) != gi)
         return true;
-      return w.norm < 0 ? isAnchorOrEpilogue(w, o) : afterNorm(o);
+      return inLastStage(w, o);
     });
     if (!ok || !operandsIndependent(pos, gi) || !fits(gi, pos))
       continue;
@@ -423,9 +428,7 @@ bool Partitioner::tryTail(unsigned pos) {
     if (!opts_.contractionEpilogue ||
         !opts_.contractionEpilogue(*order_[w.anchor], nullptr) || !allF32(*n))
       return false;
-    const int p = static_cast<int>(index_.lookup(in->def()));
-    if (w.norm >= 0 ? p != w.norm && !inNormEpilogue_[p]
-                    : !isAnchorOrEpilogue(w, in))
+    if (!inLastStage(w, in))
       return false;
   } else if (!isAnchorOrEpilogue(w, in)) {
     return false;

@@ -681,13 +681,10 @@ template <ReduceOp Op, int RowsPerKey> struct WgmmaTail {
   void *parts = nullptr; // sum, mean, logsumexp
 };
 
-/// No tail.
+/// No tail (kOp only names the unused RowAcc's type).
 struct NoTail {
   static constexpr bool kActive = false;
   static constexpr ReduceOp kOp = ReduceOp::Max;
-  static constexpr int kRowsPerKey = 1;
-  unsigned *keys;
-  void *parts;
 };
 
 /// Logsumexp's running state as reduce.cuh computes it: m the max (NaN
