@@ -28,14 +28,14 @@ static std::string kernelHead(const ParamList &pl, const char *include) {
 
 /// linear on Hopper's tensor cores with its fused epilogue: `pre` runs the
 /// elementwise nodes after the linear on pairs of columns (one column where
-/// N is odd) and stores the group's outputs among them; with a group_norm,
-/// the template normalises in registers and `post` applies the affine, runs
-/// the nodes after it and stores. A tail (a min or max over the last dims of
-/// the last stage's values, then elementwise nodes over any shape) takes the
-/// keys of what `pre` or `post` leaves in v; after the tiles the consumers
-/// wait for every block and run the tail's loop. A matmul with a 2-D right
-/// operand runs the same, that operand transposed into w first (WgmmaConfig's
-/// TransposeW).
+/// N is odd; runs of 8 for f16 and bf16 without a group_norm) and stores the
+/// group's outputs among them; with a group_norm, the template normalises in
+/// registers and `post` applies the affine, runs the nodes after it and
+/// stores. A tail (a min or max over the last dims of the last stage's
+/// values, then elementwise nodes over any shape) takes the keys of what
+/// `pre` or `post` leaves in v; after the tiles the consumers wait for every
+/// block and run the tail's loop. A matmul with a 2-D right operand runs the
+/// same, that operand transposed into w first (WgmmaConfig's TransposeW).
 static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
                                                      const Schedule &s) {
   const Node &n = *g.anchor;
@@ -45,7 +45,13 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
   ParamList pl = tensorParams(g);
   auto param = [&](const Value *v) { return pl.of(v); };
   const Shape &domain = y->shape();
-  const int vec = l.n % 2 == 0 ? 2 : 1;
+  // f16 and bf16: runs of 8 columns (16-byte loads and stores) without a
+  // group_norm, whose statistics need the accumulators' pairs; else pairs
+  // where N is even (f32's pairs fill 32-byte sectors: runs of 4 gained
+  // nothing on an H200).
+  const int vec = isHalf(l.dtype) && !g.norm && l.n % 8 == 0 ? 8
+                  : l.n % 2 == 0                             ? 2
+                                                             : 1;
   // 32-bit unsigned index arithmetic where every index fits (cheaper
   // divisions for broadcast operands, as the GroupNorm kernels do).
   const std::string idxT =

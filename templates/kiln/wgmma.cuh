@@ -646,7 +646,8 @@ consume(unsigned char *ring, u64 *full, u64 *empty, int c, int &it,
 ///                normalised in registers (the groups lie in one tile);
 ///   post(ii, v)  v = the normalised values: the affine, the nodes after,
 ///                the stores (not called when GroupCols == 0).
-/// Vec is 2 where N is even (pairs of columns), else 1.
+/// Vec is 8 for f16 and bf16 without a GroupNorm where 8 divides N (runs of
+/// 8 columns, 16 bytes), else 2 where N is even (pairs of columns), else 1.
 template <int Vec, int GroupCols> struct WgmmaEpilogue {
   static constexpr int kVec = Vec, kGroupCols = GroupCols;
 };
@@ -818,6 +819,30 @@ template <ReduceOp Op> struct RowAcc {
   }
 };
 
+/// One butterfly stage over a quad (lanes D apart, D = 1 or 2): for each
+/// pair (e[i], e[i + D]) with i & D clear, the lower lane (tq & D clear)
+/// keeps e[i] and puts its partner's e[i] in e[i + D]; the upper keeps
+/// e[i + D] and puts its partner's e[i + D] in e[i]. Lane bit D and element
+/// bit D trade places: stages 2 then 1 make a 4 x 4 transpose (lane tq's
+/// e[j] becomes lane j's e[tq]). Every lane of the warp calls it.
+template <int D>
+__device__ __forceinline__ void quadExchange(float2 (&e)[4], int tq) {
+  const bool upper = (tq & D) != 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if (i & D)
+      continue;
+    const float2 send = upper ? e[i] : e[i + D];
+    float2 got;
+    got.x = __shfl_xor_sync(0xffffffffu, send.x, D);
+    got.y = __shfl_xor_sync(0xffffffffu, send.y, D);
+    if (upper)
+      e[i] = got;
+    else
+      e[i + D] = got;
+  }
+}
+
 /// The epilogue over one consumer's accumulators (rows mTop + 8 h of the
 /// tile, columns n0 + 8 j + 2 (lane % 4) + e: accumulator 4 j + 2 h + e),
 /// a block of J 8-column steps at a time: a GroupNorm group's (J = G / 8),
@@ -841,108 +866,154 @@ epilogue(float (&acc)[Cfg::BN / 2], i64 rowBase, int m0, int n0, int c,
           ta[h].add(v[l]);
     }
   };
-  static_assert(Vec == 2 ? N % 2 == 0 : Vec == 1, "pairs need an even N");
+  static_assert(Vec >= 4   ? N % Vec == 0 && G == 0 && Vec * sizeof(E) == 16
+                : Vec == 2 ? N % 2 == 0
+                           : Vec == 1,
+                "runs of 16 bytes (no GroupNorm) and pairs need N to divide");
   static_assert(G == 0 || (Cfg::BN % (G > 0 ? G : 1) == 0 && G % 8 == 0),
                 "a group lies in the tile, over whole 8-column blocks");
   constexpr int J = G > 0 ? G / 8 : Cfg::BN / 8; // steps per block
   const int lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
   const int mTop = m0 + c * 64 + q * 16 + lane / 4;
+  if constexpr (Vec == 8) {
+    // Runs of 8 columns (f16, bf16: 16 bytes): over each group of four
+    // 8-column steps the quad transposes its values (quadExchange 2, then
+    // 1), so that lane tq holds step j0 + tq's 8 columns of its rows and
+    // the quad's four runs are 64 contiguous bytes of a row. Pairs stored
+    // 4 bytes a lane, and the stores took a quarter of a bf16 GEMM's time
+    // at K = 1024. (f32 gains nothing from runs of 4: its pairs already
+    // fill 32-byte sectors.)
+    const int tq = lane % 4;
 #pragma unroll
-  for (int j0 = 0; j0 < Cfg::BN / 8; j0 += J) {
-    // The elementwise nodes, pair by pair; bias pairs loaded once for both
-    // rows. Columns beyond N: a whole block (groups lie in the tile), or,
-    // without a GroupNorm, single steps.
+    for (int j0 = 0; j0 < Cfg::BN / 8; j0 += 4) {
+      float2 e[2][4];
 #pragma unroll
-    for (int j = j0; j < j0 + J; ++j) {
-      const int n = n0 + 8 * j + 2 * (lane % 4);
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          e[h][j] = make_float2(acc[4 * (j0 + j) + 2 * h],
+                                acc[4 * (j0 + j) + 2 * h + 1]);
+        quadExchange<2>(e[h], tq);
+        quadExchange<1>(e[h], tq);
+      }
+      const int n = n0 + 8 * (j0 + tq);
       if (N % Cfg::BN != 0 && n >= N)
         continue;
-      const bool pair = N % Cfg::BN == 0 || n + 1 < N;
-      const float b0 = HasBias ? toFloat(bias[n]) : 0.f;
-      const float b1 = HasBias && pair ? toFloat(bias[n + 1]) : 0.f;
+      float b[8] = {};
+      if (HasBias)
+        loadVec<8>(bias + n, b);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int m = mTop + 8 * h;
         if (M % Cfg::BM != 0 && m >= M)
           continue;
-        float &a0 = acc[4 * j + 2 * h], &a1 = acc[4 * j + 2 * h + 1];
-        const i64 ii = (rowBase + m) * N + n;
-        constexpr bool keys = G == 0; // pre is the last stage
-        if constexpr (Vec == 2) {
-          float v[2] = {a0 + b0, a1 + b1};
-          pre(ii, v);
-          if constexpr (keys)
-            addKeys(h, v, 2);
-          a0 = v[0], a1 = v[1];
-        } else {
-          float v[1] = {a0 + b0};
-          pre(ii, v);
-          if constexpr (keys)
-            addKeys(h, v, 1);
-          a0 = v[0];
-          if (pair) {
-            v[0] = a1 + b1;
-            pre(ii + 1, v);
-            if constexpr (keys)
-              addKeys(h, v, 1);
-            a1 = v[0];
-          }
-        }
+        float v[8];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          v[2 * i] = e[h][i].x + b[2 * i],
+                v[2 * i + 1] = e[h][i].y + b[2 * i + 1];
+        pre((rowBase + m) * N + n, v);
+        addKeys(h, v, 8);
       }
     }
-    if constexpr (G > 0) {
-      if (N % Cfg::BN != 0 && n0 + 8 * j0 >= N)
-        continue; // a whole group beyond N
-      // The group's G columns of a row: G / 4 values in each lane of a
-      // quad; two passes over the registers, as gnWarp.
-      constexpr float invN = 1.0f / G;
+  } else {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float sum = 0.f;
-#pragma unroll
-        for (int j = j0; j < j0 + J; ++j)
-          sum += acc[4 * j + 2 * h] + acc[4 * j + 2 * h + 1];
-        const float mean = groupSum<4>(sum) * invN;
-        float s1 = 0.f, s2 = 0.f;
-#pragma unroll
-        for (int j = j0; j < j0 + J; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float d = acc[4 * j + 2 * h + e] - mean;
-            s1 += d;
-            s2 += d * d;
-          }
-        const GnStats st =
-            gnFinishFloat(mean, groupSum<4>(s1), groupSum<4>(s2), invN, eps);
-#pragma unroll
-        for (int j = j0; j < j0 + J; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float &v = acc[4 * j + 2 * h + e]; // as gnNormalize
-            v = fmaf(v - st.meanHi, st.rstd, st.lowShift);
-          }
-      }
+    for (int j0 = 0; j0 < Cfg::BN / 8; j0 += J) {
+      // The elementwise nodes, pair by pair; bias pairs loaded once for both
+      // rows. Columns beyond N: a whole block (groups lie in the tile), or,
+      // without a GroupNorm, single steps.
 #pragma unroll
       for (int j = j0; j < j0 + J; ++j) {
         const int n = n0 + 8 * j + 2 * (lane % 4);
+        if (N % Cfg::BN != 0 && n >= N)
+          continue;
+        const bool pair = N % Cfg::BN == 0 || n + 1 < N;
+        const float b0 = HasBias ? toFloat(bias[n]) : 0.f;
+        const float b1 = HasBias && pair ? toFloat(bias[n + 1]) : 0.f;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int m = mTop + 8 * h;
           if (M % Cfg::BM != 0 && m >= M)
             continue;
+          float &a0 = acc[4 * j + 2 * h], &a1 = acc[4 * j + 2 * h + 1];
           const i64 ii = (rowBase + m) * N + n;
+          constexpr bool keys = G == 0; // pre is the last stage
           if constexpr (Vec == 2) {
-            float v[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};
-            post(ii, v);
-            addKeys(h, v, 2);
+            float v[2] = {a0 + b0, a1 + b1};
+            pre(ii, v);
+            if constexpr (keys)
+              addKeys(h, v, 2);
+            a0 = v[0], a1 = v[1];
           } else {
-            float v[1] = {acc[4 * j + 2 * h]};
-            post(ii, v);
-            addKeys(h, v, 1);
-            if (n + 1 < N) {
-              v[0] = acc[4 * j + 2 * h + 1];
-              post(ii + 1, v);
+            float v[1] = {a0 + b0};
+            pre(ii, v);
+            if constexpr (keys)
               addKeys(h, v, 1);
+            a0 = v[0];
+            if (pair) {
+              v[0] = a1 + b1;
+              pre(ii + 1, v);
+              if constexpr (keys)
+                addKeys(h, v, 1);
+              a1 = v[0];
+            }
+          }
+        }
+      }
+      if constexpr (G > 0) {
+        if (N % Cfg::BN != 0 && n0 + 8 * j0 >= N)
+          continue; // a whole group beyond N
+        // The group's G columns of a row: G / 4 values in each lane of a
+        // quad; two passes over the registers, as gnWarp.
+        constexpr float invN = 1.0f / G;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float sum = 0.f;
+#pragma unroll
+          for (int j = j0; j < j0 + J; ++j)
+            sum += acc[4 * j + 2 * h] + acc[4 * j + 2 * h + 1];
+          const float mean = groupSum<4>(sum) * invN;
+          float s1 = 0.f, s2 = 0.f;
+#pragma unroll
+          for (int j = j0; j < j0 + J; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const float d = acc[4 * j + 2 * h + e] - mean;
+              s1 += d;
+              s2 += d * d;
+            }
+          const GnStats st =
+              gnFinishFloat(mean, groupSum<4>(s1), groupSum<4>(s2), invN, eps);
+#pragma unroll
+          for (int j = j0; j < j0 + J; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              float &v = acc[4 * j + 2 * h + e]; // as gnNormalize
+              v = fmaf(v - st.meanHi, st.rstd, st.lowShift);
+            }
+        }
+#pragma unroll
+        for (int j = j0; j < j0 + J; ++j) {
+          const int n = n0 + 8 * j + 2 * (lane % 4);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int m = mTop + 8 * h;
+            if (M % Cfg::BM != 0 && m >= M)
+              continue;
+            const i64 ii = (rowBase + m) * N + n;
+            if constexpr (Vec == 2) {
+              float v[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};
+              post(ii, v);
+              addKeys(h, v, 2);
+            } else {
+              float v[1] = {acc[4 * j + 2 * h]};
+              post(ii, v);
+              addKeys(h, v, 1);
+              if (n + 1 < N) {
+                v[0] = acc[4 * j + 2 * h + 1];
+                post(ii + 1, v);
+                addKeys(h, v, 1);
+              }
             }
           }
         }

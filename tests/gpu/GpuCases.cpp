@@ -904,6 +904,39 @@ std::vector<Case> cases() {
                 0,
                 0,
                 2e-3});
+  // A bias, an elementwise chain, a residual input, a column-broadcast
+  // operand and a max tail, with rows and columns past the tiles (N = 264:
+  // 8 columns into a second tile of 256; 260: 4 into a third of 128). bf16
+  // stores the linear in runs of 8 columns (the quad transposes its
+  // accumulators first; its epilogue runs in other kernels), f32 fuses the
+  // chain on pairs.
+  auto runs = [](const char *t, int64_t n) {
+    return fmt::format(
+        "graph lin(x: {0}[M, 264], r: {0}[M, {1}], c: {0}[M, 1]) {{\n"
+        "  param w: {0}[{1}, 264] = uniform(-1, 1, seed=1)\n"
+        "  param b: {0}[{1}] = uniform(-1, 1, seed=2)\n"
+        "  y = linear(x, w, b)\n  g = gelu(y)\n  z = add(g, r)\n"
+        "  s = mul(z, c)\n  m = max(s, dim=1)\n  return s, m\n}}\n",
+        t, n);
+  };
+  cs.push_back({"linear_bf16_runs",
+                runs("bf16", 264),
+                {{133, 264}, {133, 264}, {133, 1}},
+                0,
+                0,
+                2e-3});
+  cs.push_back({"linear_runs_high",
+                runs("f32", 260),
+                {{133, 264}, {133, 260}, {133, 1}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"linear_runs_nan",
+                runs("f32", 260),
+                {{133, 264}, {133, 260}, {133, 1}},
+                0,
+                0.001});
   return cs;
 }
 

@@ -184,6 +184,13 @@ KERNEL(tf32_l2_62)(const float *x, const float *w, const float *b, float *y) {
   kiln::wgmmaLinear<L2_62, WgmmaConfig<256, 4, 1>, true, WgmmaEpilogue<2, 0>>(
       x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f);
 }
+// Runs of 8 halves: the quad transposes its accumulators first.
+KERNEL(bf16_runs)(const kiln::bf16 *x, const kiln::bf16 *w,
+                  const kiln::bf16 *b, kiln::bf16 *y) {
+  kiln::wgmmaLinear<GemmShape<129, 264, 40>, WgmmaConfig<256, 4, 1>, true,
+                    WgmmaEpilogue<8, 0>>(x, w, b, kiln::StoreLinear{y},
+                                         NoPost{}, 0.f);
+}
 KERNEL(tf32_tiny)(const float *x, const float *w, const float *b, float *y) {
   kiln::wgmmaLinear<Tiny, WgmmaConfig<128, 6, 1>, true, WgmmaEpilogue<1, 0>>(
       x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f);
