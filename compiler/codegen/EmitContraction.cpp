@@ -202,6 +202,30 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
                 emitTailPhase(g, pl, "kiln::WgmmaConsumers", keys,
                               static_cast<int>(s.get("tailUnroll")), finish);
   }
+  // Split-K: the items' partial sums (each a 128 x BN tile's floats) and
+  // the arrivals per tile (zero when allocated, never reset: each launch
+  // adds SplitK), passed after every argument before them.
+  const int64_t splitK = s.get("splitK");
+  if (splitK > 1) {
+    const int64_t tiles = s.get("tiles");
+    KernelParam parts{KernelParam::Kind::Workspace};
+    parts.bytes = static_cast<uint64_t>(tiles * splitK * kWgmmaBM) *
+                  static_cast<uint64_t>(s.get("bn")) * 4;
+    KernelParam arrivals{KernelParam::Kind::Workspace};
+    arrivals.bytes = static_cast<uint64_t>(tiles) * 8;
+    arrivals.zeroed = true;
+    pl.params.push_back(parts);
+    pl.params.push_back(arrivals);
+    signature += ", float *splitParts, unsigned long long *splitArrivals";
+    if (!g.tail) {
+      if (splitW == kWgmmaSplitNone)
+        splitArgs = ", nullptr, nullptr, nullptr";
+      else if (splitW != kWgmmaSplitFlagged)
+        splitArgs += ", nullptr";
+      splitArgs += ", (kiln::NoTail *)nullptr";
+    }
+    splitArgs += ", kiln::WgmmaSplitK{splitParts, splitArrivals}";
+  }
   // A batched matmul's runs of batches (kiln::BatchMap, as gemmNN's).
   std::string batch;
   if (l.batches > 1) {
@@ -233,9 +257,13 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
       what, s.reason, pl.halfInclude(), functions, kWgmmaThreads, signature,
       tailDecl, vec, pre, vec, g.norm ? post : "    (void)i, (void)v;\n", l.m,
       l.n, l.k, s.get("bn"), s.get("stages"), s.get("passes"),
-      splitW != kWgmmaSplitNone ? fmt::format(", kiln::kWgmmaGroupM, {}{}",
-                                              splitW, matmul ? ", true" : "")
-                                : "",
+      splitW != kWgmmaSplitNone || splitK > 1
+          ? fmt::format(", kiln::kWgmmaGroupM, {}{}{}", splitW,
+                        matmul       ? ", true"
+                        : splitK > 1 ? ", false"
+                                     : "",
+                        splitK > 1 ? fmt::format(", {}", splitK) : "")
+          : "",
       bias ? "true" : "false", vec, groupCols, batch, pl.of(n.operand(0)),
       pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", cudaFloat(eps),
       splitArgs, tailPhase);

@@ -77,6 +77,13 @@ constexpr int64_t kMin3xTf32K = 512;
 /// 32 keeps it clear of the break-even.
 constexpr int64_t kSplitWRowTiles = 32;
 
+/// Split-K (WgmmaConfig's SplitK) where the tiles fill at most half of the
+/// SMs: each tile's K slices shared out over up to kMaxSplitK blocks, each
+/// with kSplitKMinSlices slices at least (its ring's fill costs about
+/// `stages` slices). The last of a tile's blocks adds the others' partial
+/// sums alone (128 KiB each at 128 x 256), which bounds the split.
+constexpr int64_t kMaxSplitK = 16, kSplitKMinSlices = 16;
+
 /// linear on Hopper's tensor cores (kiln/wgmma.cuh), when the shape and the
 /// precision allow it; nullopt otherwise.
 std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
@@ -101,6 +108,16 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   const long long blocks = wgmmaBlocks(l.m, l.n, bn) * l.batches;
   if (shared > t.maxSharedPerBlock || blocks >= (int64_t(1) << 31))
     return std::nullopt;
+  const int64_t sms = std::max(1, t.multiprocessors);
+  const int64_t slices = (l.k + 128 / dtypeSize(l.dtype) - 1) /
+                         (128 / dtypeSize(l.dtype)); // of 128 bytes a row
+  const int64_t splitK =
+      blocks == 0 || blocks * 2 > sms
+          ? 1
+          : std::clamp<int64_t>(
+                std::min<int64_t>(
+                    {sms / blocks, slices / kSplitKMinSlices, kMaxSplitK}),
+                1, kMaxSplitK);
   Schedule s;
   s.kind = GroupKind::Contraction;
   s.kernel = "wgmmaLinear";
@@ -108,10 +125,12 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
   s.set("stages", stages);
   s.set("passes", passes);
   s.set("splitW", kWgmmaSplitNone); // setSplitW
-  // Persistent: a block per SM at most, each running every grid-th tile
-  // (the next tile's slices load during the last one's epilogue).
-  s.launch.grid = static_cast<unsigned>(
-      std::min<long long>(blocks, std::max(1, t.multiprocessors)));
+  s.set("splitK", splitK);
+  // Persistent: a block per SM at most, each running every grid-th work
+  // item (a tile, or a tile's share of K: the next item's slices load
+  // during the last one's epilogue).
+  s.launch.grid =
+      static_cast<unsigned>(std::min<long long>(blocks * splitK, sms));
   s.set("tiles", blocks);
   s.launch.block = kWgmmaThreads;
   s.launch.sharedBytes = static_cast<unsigned>(shared);
@@ -123,6 +142,9 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
       : accurate ? "3xTF32 (fp32-accurate)"
                  : "TF32",
       blocks, kWgmmaBM, bn, s.launch.grid, stages);
+  if (splitK > 1)
+    s.reason += fmt::format(", K split {} ways ({} slices each or more)",
+                            splitK, slices / splitK);
   return s;
 }
 

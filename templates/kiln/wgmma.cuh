@@ -39,10 +39,15 @@
 // shared memory, as linear's are) and frees the buffer on another mbarrier. The
 // producer keeps Stages - 2 slices in flight ahead of the consumers.
 //
+// Split-K (WgmmaConfig's SplitK > 1, where the tiles are too few to fill
+// the GPU): the work items are the tiles' shares of their K slices; each
+// item's sums go to the WgmmaSplitK workspace, and the last of a tile's
+// blocks to finish adds them in order and runs the epilogue
+// (wg::finishSplit).
+//
 // Launch: block 384 (kWgmmaThreads), grid (any number of blocks up to
-// wgmmaBlocks(M, N, BN) * Batch::kCount: each runs every gridDim.x-th
-// tile; the scheduler
-// launches one per SM), dynamic
+// wgmmaBlocks(M, N, BN) * Batch::kCount * SplitK: each runs every
+// gridDim.x-th work item; the scheduler launches one per SM), dynamic
 // shared memory wgmmaSharedBytes(BN, Stages, Passes) (over 48 KiB: the
 // host raises the kernel's limit). Declare the kernel with
 // __launch_bounds__(384, 1) (setmaxnreg needs it). Requires K % 4 == 0 (16
@@ -69,7 +74,8 @@ struct bf16;
 namespace kiln {
 
 template <int BN_, int Stages_, int Passes_, int GroupM_ = kWgmmaGroupM,
-          int SplitW_ = kWgmmaSplitNone, bool TransposeW_ = false>
+          int SplitW_ = kWgmmaSplitNone, bool TransposeW_ = false,
+          int SplitK_ = 1>
 struct WgmmaConfig {
   static constexpr int BM = kWgmmaBM, BN = BN_, BK = kWgmmaBK;
   static constexpr int kGroupM = GroupM_; // tileOrigin's band of row tiles
@@ -82,6 +88,11 @@ struct WgmmaConfig {
   /// (wg::transposeAll, and split for 3xTF32) into the workspace, as often
   /// as SplitW says (EachLaunch or Flagged).
   static constexpr bool kTransposeW = TransposeW_;
+  /// Split-K: each tile's K slices shared out over SplitK blocks, whose
+  /// partial sums the last of them to finish adds up (wg::finishSplit)
+  /// before the epilogue, in the WgmmaSplitK workspace.
+  static constexpr int kSplitK = SplitK_;
+  static_assert(SplitK_ >= 1, "split-K: one share or more");
   static_assert(!SplitW_ || Passes_ == 3 || TransposeW_,
                 "only 3xTF32 splits w");
   static_assert(!TransposeW_ || SplitW_ != kWgmmaSplitNone,
@@ -431,15 +442,26 @@ __device__ __forceinline__ void tileOrigin(int tile, int &t, int &m0, int &n0) {
   n0 = inBand / rows * Cfg::BN;
 }
 
+/// Share `share` of T slices split SplitK ways: `count` slices from
+/// `first` (T / SplitK each, one more for the first T % SplitK shares; a
+/// count known at compile time where SplitK divides T).
+template <int T, int SplitK>
+__device__ __forceinline__ void shareOf(int share, int &first, int &count) {
+  constexpr int each = T / SplitK, more = T % SplitK;
+  first = share * each + (share < more ? share : more);
+  count = each + (more != 0 && share < more ? 1 : 0);
+}
+
 /// The producer warpgroup: fills the ring with the K slices of x (rows
-/// m0...) and w (rows n0...) of each of this block's tiles in turn, splits
-/// them (Passes 3), and marks them full. The slices of the next tile are
-/// copied while the consumers run the last one's epilogue.
+/// m0...) and w (rows n0...) of each of this block's work items in turn (a
+/// tile's share of its K slices: all of them without split-K), splits them
+/// (Passes 3), and marks them full. The slices of the next item are copied
+/// while the consumers run the last one's epilogue.
 template <class Shape, class Cfg, class Batch, class E>
 __device__ __forceinline__ void
 produce(const E *__restrict__ x, const E *__restrict__ w,
         const E *__restrict__ wSmall, unsigned char *ring, u64 *full,
-        u64 *empty, int tiles) {
+        u64 *empty, int items) {
   constexpr int M = Shape::M, N = Shape::N, K = Shape::K;
   constexpr int S = Cfg::kStages, Lag = Cfg::kLag;
   // A slice is 128 bytes of each row: 32 of K in f32, 64 in f16 or bf16;
@@ -477,7 +499,8 @@ produce(const E *__restrict__ x, const E *__restrict__ w,
     barrierArrive(&full[s]);
   };
   int it = 0; // slices issued
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  for (int item = blockIdx.x; item < items; item += gridDim.x) {
+    const int tile = item / Cfg::kSplitK, share = item % Cfg::kSplitK;
     int t, m0, n0;
     tileOrigin<M, N, Cfg>(tile, t, m0, n0);
     // Batch t's matrices (a transposed w at b's offsets).
@@ -490,13 +513,15 @@ produce(const E *__restrict__ x, const E *__restrict__ w,
     const int rowsB = N % Cfg::BN == 0 ? RowsB : (N - n0 - row0 + 15) / 16;
     const E *xs = x + offA + static_cast<i64>(m0 + row0) * K + chunk * CE;
     const E *ws = w + offB + static_cast<i64>(n0 + row0) * K + chunk * CE;
-    for (int t = 0; t < T; ++t, ++it) {
+    int first, count;
+    shareOf<T, Cfg::kSplitK>(share, first, count);
+    for (int u = first; u < first + count; ++u, ++it) {
       const int s = it % S;
       if (it >= S)
         barrierWait(&empty[s], (it / S - 1) & 1);
       const unsigned a = base + s * Cfg::kStageBytes + inRow;
       const unsigned b = a + Cfg::kABytes;
-      const int k = t * SK;
+      const int k = u * SK;
       const bool kIn = K % SK == 0 || k + chunk * CE < K;
       // Rows and columns outside the operands are zero-filled and read
       // nothing (the source pointer then stays inside the operand).
@@ -555,7 +580,7 @@ __device__ __forceinline__ void splitFragments(const unsigned char *rows, int g,
 }
 
 /// One consumer warpgroup: rows [64 c, 64 c + 64) of the tile, the sum
-/// left in acc.
+/// over the item's share of K left in acc.
 /// Passes 1: both operands from shared memory.
 /// Passes 3: x's part is split in registers (splitFragments), w's big and
 /// small parts come from shared memory; each slice's small*big + big*small
@@ -564,11 +589,16 @@ __device__ __forceinline__ void splitFragments(const unsigned char *rows, int g,
 /// was a little more accurate, but with x in registers it does not fit.)
 template <class Shape, class Cfg, class E>
 __device__ __forceinline__ void
-consume(unsigned char *ring, u64 *full, u64 *empty, int c, int &it,
+consume(unsigned char *ring, u64 *full, u64 *empty, int c, int &it, int share,
         float (&acc)[Cfg::BN / 2], float (&total)[Cfg::BN / 2]) {
   constexpr int K = Shape::K, S = Cfg::kStages;
   constexpr int SK = 128 / sizeof(E); // of K in a slice (produce)
   constexpr int T = (K + SK - 1) / SK;
+  static_assert(Cfg::kSplitK <= T, "every share of K has a slice");
+  // The item's slices (produce's): share `share` of split-K's.
+  int first, count;
+  shareOf<T, Cfg::kSplitK>(share, first, count);
+  (void)first;
   static_assert(kWgmmaPromoteK == Cfg::BK, "3xTF32 promotes every slice");
   static_assert(Cfg::BK == 32, "splitFragments reads four 8-wide steps");
   const int lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
@@ -576,7 +606,7 @@ consume(unsigned char *ring, u64 *full, u64 *empty, int c, int &it,
   int held = -1; // Passes 1: the slot still read by the wgmma in flight
   // `it` counts the slices over all of this block's tiles (the ring's
   // phases run on across tiles).
-  for (int t = 0; t < T; ++t, ++it) {
+  for (int t = 0; t < count; ++t, ++it) {
     const int s = it % S;
     barrierWait(&full[s], (it / S) & 1);
     const unsigned a = smem(ring) + s * Cfg::kStageBytes + c * 64 * 128;
@@ -770,6 +800,15 @@ struct NoPost {
   __device__ __forceinline__ void operator()(i64, float (&)[Vec]) const {}
 };
 
+/// Split-K's workspace (WgmmaConfig's SplitK > 1): each item's partial
+/// sums (SplitK per tile, each 256 consumer threads' BN / 2 floats, as
+/// float4s a thread apart), and a count of arrivals per tile (zero when
+/// allocated, never reset: a launch adds SplitK to each).
+struct WgmmaSplitK {
+  float *parts = nullptr;
+  unsigned long long *arrivals = nullptr;
+};
+
 #ifdef KILN_HAS_WGMMA
 namespace wg {
 
@@ -841,6 +880,54 @@ __device__ __forceinline__ void quadExchange(float2 (&e)[4], int tq) {
     else
       e[i + D] = got;
   }
+}
+
+/// Split-K: this block's sums over share `share` of tile `tile`'s K (acc)
+/// go to the workspace; the last of the tile's SplitK blocks to arrive
+/// (the arrivals count, after a fence) adds all the shares in order into
+/// acc (the same result every run) and returns true, to run the epilogue;
+/// the others return false. Every consumer thread calls it.
+template <int SplitK, int BN>
+__device__ __forceinline__ bool finishSplit(float (&acc)[BN / 2],
+                                            const WgmmaSplitK &work, int tile,
+                                            int share) {
+  constexpr int V = BN / 8; // a thread's float4s
+  const int ct = WgmmaConsumers::thread(), threads = WgmmaConsumers::threads();
+  float4 *parts = reinterpret_cast<float4 *>(work.parts) +
+                  static_cast<i64>(tile) * SplitK * V * threads + ct;
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+    parts[(share * V + i) * threads] =
+        make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+  __threadfence();
+  WgmmaConsumers::sync();
+  __shared__ bool lastOne;
+  if (WgmmaConsumers::leader())
+    lastOne = atomicAdd(work.arrivals + tile, 1ull) % SplitK == SplitK - 1;
+  WgmmaConsumers::sync();
+  if (!lastOne)
+    return false;
+  __threadfence();
+  // Every share from L2 (written during this launch), this block's too:
+  // the order is the shares', whichever block adds them. Eight float4s at
+  // a time, share after share (a loop: unrolled, NVRTC took 2 s; all of a
+  // share's float4s at once spilled).
+#pragma unroll
+  for (int i0 = 0; i0 < V; i0 += 8) {
+#pragma unroll 1
+    for (int s = 0; s < SplitK; ++s) {
+#pragma unroll
+      for (int i = i0; i < i0 + 8; ++i) {
+        const float4 p = __ldcg(parts + (s * V + i) * threads);
+        float *a = acc + 4 * i;
+        if (s == 0) // not 0 + p: -0 stays -0
+          a[0] = p.x, a[1] = p.y, a[2] = p.z, a[3] = p.w;
+        else
+          a[0] += p.x, a[1] += p.y, a[2] += p.z, a[3] += p.w;
+      }
+    }
+  }
+  return true;
 }
 
 /// The epilogue over one consumer's accumulators (rows mTop + 8 h of the
@@ -1049,14 +1136,16 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
             const typename NoDeduce<E>::type *__restrict__ bias, Pre pre,
             Post post, float eps, typename NoDeduce<E>::type *parts = nullptr,
             unsigned long long *launches = nullptr,
-            unsigned *splitFlag = nullptr, Tail *tail = nullptr) {
+            unsigned *splitFlag = nullptr, Tail *tail = nullptr,
+            WgmmaSplitK splitK = {}) {
 #ifdef KILN_HAS_WGMMA
   constexpr int M = Shape::M, N = Shape::N, S = Cfg::kStages;
   static_assert(Shape::K % (16 / sizeof(E)) == 0, "16-byte rows");
   static_assert(Cfg::kPasses == 1 || sizeof(E) == 4,
                 "3xTF32 splits f32 operands; f16 and bf16 products are exact");
-  static_assert(wgmmaBlocks(M, N, Cfg::BN) * Batch::kCount < (1ll << 31),
-                "tiles");
+  static_assert(wgmmaBlocks(M, N, Cfg::BN) * Batch::kCount * Cfg::kSplitK <
+                    (1ll << 31),
+                "work items");
   static_assert(Batch::kCount == 1 || Cfg::kTransposeW,
                 "batches: a matmul's (b transposed before the tiles)");
   extern __shared__ unsigned char wgmmaShared[];
@@ -1064,9 +1153,10 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
   unsigned char *ring = reinterpret_cast<unsigned char *>(
       (reinterpret_cast<unsigned long long>(wgmmaShared) + kWgmmaAlign - 1) &
       ~static_cast<unsigned long long>(kWgmmaAlign - 1));
-  // Persistent: block b runs tiles b, b + gridDim.x, ... (tileOrigin).
-  constexpr int tiles =
-      static_cast<int>(wgmmaBlocks(M, N, Cfg::BN) * Batch::kCount);
+  // Persistent: block b runs items b, b + gridDim.x, ...: item i is share
+  // i % SplitK of tile i / SplitK's K slices (tileOrigin).
+  constexpr int items = static_cast<int>(wgmmaBlocks(M, N, Cfg::BN) *
+                                         Batch::kCount * Cfg::kSplitK);
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       wg::barrierInit(&full[s], 128);
@@ -1114,7 +1204,7 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
     else
       asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
     wg::produce<Shape, Cfg, Batch, E>(x, wBig, wSmall, ring, full, empty,
-                                      tiles);
+                                      items);
     return;
   }
   if constexpr (whole)
@@ -1123,7 +1213,8 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
     asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
   const int c = role - 1;
   int it = 0;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  for (int item = blockIdx.x; item < items; item += gridDim.x) {
+    const int tile = item / Cfg::kSplitK, share = item % Cfg::kSplitK;
     int t, m0, n0;
     wg::tileOrigin<M, N, Cfg>(tile, t, m0, n0);
     // Passes 1 never touches total: it costs no registers.
@@ -1131,7 +1222,10 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
 #pragma unroll
     for (int i = 0; i < Cfg::BN / 2; ++i)
       acc[i] = 0.f, total[i] = 0.f;
-    wg::consume<Shape, Cfg, E>(ring, full, empty, c, it, acc, total);
+    wg::consume<Shape, Cfg, E>(ring, full, empty, c, it, share, acc, total);
+    if constexpr (Cfg::kSplitK > 1)
+      if (!wg::finishSplit<Cfg::kSplitK, Cfg::BN>(acc, splitK, tile, share))
+        continue;
     const i64 rowBase = Batch::kCount > 1 ? static_cast<i64>(t) * M : 0;
     wg::epilogue<M, N, Cfg, Epi, HasBias>(acc, rowBase, m0, n0, c, bias, pre,
                                           post, eps, tail,
@@ -1139,7 +1233,7 @@ wgmmaLinear(const E *__restrict__ x, const E *w,
   }
 #else
   (void)x, (void)w, (void)bias, (void)pre, (void)post, (void)eps, (void)parts,
-      (void)launches, (void)splitFlag, (void)tail;
+      (void)launches, (void)splitFlag, (void)tail, (void)splitK;
   __trap(); // never scheduled off sm_90a
 #endif
 }

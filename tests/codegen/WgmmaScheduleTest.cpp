@@ -93,12 +93,14 @@ TEST(WgmmaSchedule, HighestFromK512Runs3xTf32) {
   EXPECT_TRUE(s.archSpecific);
   EXPECT_NE(s.reason.find("3xTF32"), std::string::npos) << s.reason;
 
-  // Wider than 128 columns: still 128-column tiles, one block per tile.
+  // Wider than 128 columns: still 128-column tiles, one block per tile
+  // (K = 512: too short to split).
   const Schedule wide =
-      linearSchedule(1024, 300, MatmulPrecision::Highest, "sm_90", 200);
+      linearSchedule(512, 300, MatmulPrecision::Highest, "sm_90", 200);
   EXPECT_EQ(wide.kernel, "wgmmaLinear");
   EXPECT_EQ(wide.get("bn"), 128);
   EXPECT_EQ(wide.get("stages"), 4);
+  EXPECT_EQ(wide.get("splitK"), 1);
   EXPECT_EQ(wide.launch.grid, 2u * 3);
 
   // sm_90a is Hopper too.
@@ -251,6 +253,42 @@ TEST(WgmmaSchedule, HighestBelowK512KeepsFfma) {
   expectFfma(linearSchedule(508, 64, MatmulPrecision::Highest), "K = 508");
   EXPECT_EQ(linearSchedule(508, 64, MatmulPrecision::High).kernel,
             "wgmmaLinear");
+}
+
+// Where the tiles fill at most half of the SMs (66 of the default
+// target's 132), K is split: each tile's 128-byte K slices shared out over
+// up to 16 blocks with 16 slices each at least, the launch a block per work
+// item. More tiles, or too few slices, split nothing.
+TEST(WgmmaSchedule, FewTilesSplitK) {
+  // 2 x 3 tiles of 128 x 128, K = 4100 (129 slices of 32): 8 ways.
+  const Schedule s =
+      linearSchedule(4100, 300, MatmulPrecision::Highest, "sm_90", 200);
+  EXPECT_EQ(s.get("splitK"), 8) << s.str();
+  EXPECT_EQ(s.get("tiles"), 6);
+  EXPECT_EQ(s.launch.grid, 48u);
+  EXPECT_FALSE(s.launch.cooperative);
+  EXPECT_NE(s.reason.find("K split 8 ways (16 slices each or more)"),
+            std::string::npos)
+      << s.reason;
+  // One tile: 16 ways, the most; TF32 tiles of 128 x 256.
+  const Schedule one = linearSchedule(8192, 256, MatmulPrecision::High);
+  EXPECT_EQ(one.get("splitK"), 16) << one.str();
+  EXPECT_EQ(one.launch.grid, 16u);
+  // 66 tiles: 2 ways; 67: none.
+  EXPECT_EQ(linearSchedule(1024, 256 * 66, MatmulPrecision::High).get("splitK"),
+            2);
+  EXPECT_EQ(linearSchedule(1024, 256 * 67, MatmulPrecision::High).get("splitK"),
+            1);
+  // 31 slices: one share; 32: two.
+  EXPECT_EQ(linearSchedule(992, 256, MatmulPrecision::High).get("splitK"), 1);
+  EXPECT_EQ(linearSchedule(1024, 256, MatmulPrecision::High).get("splitK"), 2);
+  // The flagships' GEMMs fill the GPU: no split.
+  EXPECT_EQ(linearSchedule(8192, 8192, MatmulPrecision::High, "sm_90", 1024)
+                .get("splitK"),
+            1);
+  EXPECT_EQ(linearSchedule(1024, 4096, MatmulPrecision::Highest, "sm_90", 32768)
+                .get("splitK"),
+            1);
 }
 
 // TF32 (one pass) needs only K % 4 == 0, however small K is.

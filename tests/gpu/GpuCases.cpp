@@ -937,6 +937,50 @@ std::vector<Case> cases() {
                 {{133, 264}, {133, 260}, {133, 1}},
                 0,
                 0.001});
+  // Split-K (few tiles, long K): each tile's K slices shared out over
+  // blocks (unevenly: K = 4100 is 129 slices of 32, the last part-full),
+  // the last to finish adding the partial sums in order, then the
+  // epilogue: plain, with a GroupNorm and a min tail, with NaN, in bf16.
+  cs.push_back({"linear_split_k",
+                linear("M, 4100", 300, 4100),
+                {{70, 4100}},
+                0,
+                0,
+                4e-6});
+  cs.push_back({"linear_split_k_high",
+                linear("M, 4100", 300, 4100),
+                {{70, 4100}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"linear_split_k_nan",
+                linear("M, 4100", 300, 4100),
+                {{70, 4100}},
+                0,
+                0.0005,
+                4e-6});
+  const std::string splitGnMin =
+      linear("M, 2048", 264, 2048,
+             "  param gamma: f32[264] = uniform(0.5, 1.5, seed=4)\n"
+             "  param beta: f32[264] = uniform(-1, 1, seed=5)\n"
+             "  g = group_norm(y, gamma, beta, groups=33)\n"
+             "  m = min(g, dim=1, keepdim=true)\n"
+             "  out = add(g, m)\n  return out, m\n");
+  cs.push_back({"linear_split_k_gn_min", splitGnMin, {{77, 2048}}, 0, 0, 1e-5});
+  cs.push_back({"linear_split_k_gn_min_high",
+                splitGnMin,
+                {{77, 2048}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"linear_split_k_bf16",
+                halfLinear("bf16", "M, 4096", 136, 4096, ret),
+                {{50, 4096}},
+                0,
+                0,
+                2e-3});
   return cs;
 }
 

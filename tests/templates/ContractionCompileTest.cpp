@@ -191,6 +191,26 @@ KERNEL(bf16_runs)(const kiln::bf16 *x, const kiln::bf16 *w,
                     WgmmaEpilogue<8, 0>>(x, w, b, kiln::StoreLinear{y},
                                          NoPost{}, 0.f);
 }
+// Split-K: each tile's K slices shared out over 4 blocks (unevenly: 33
+// slices), the last to finish adding the partial sums.
+KERNEL(tf32_split_k)(const float *x, const float *w, const float *b, float *y,
+                     float *parts, unsigned long long *arrivals) {
+  kiln::wgmmaLinear<GemmShape<129, 257, 1028>,
+                    WgmmaConfig<256, 4, 1, kiln::kWgmmaGroupM,
+                                kiln::kWgmmaSplitNone, false, 4>,
+                    true, WgmmaEpilogue<1, 0>>(
+      x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f, nullptr, nullptr, nullptr,
+      (kiln::NoTail *)nullptr, kiln::WgmmaSplitK{parts, arrivals});
+}
+KERNEL(bf16_split_k)(const kiln::bf16 *x, const kiln::bf16 *w, kiln::bf16 *y,
+                     float *parts, unsigned long long *arrivals) {
+  kiln::wgmmaLinear<GemmShape<64, 136, 4096>,
+                    WgmmaConfig<128, 6, 1, kiln::kWgmmaGroupM,
+                                kiln::kWgmmaSplitNone, false, 16>,
+                    false, WgmmaEpilogue<8, 0>>(
+      x, w, nullptr, kiln::StoreLinear{y}, NoPost{}, 0.f, nullptr, nullptr,
+      nullptr, (kiln::NoTail *)nullptr, kiln::WgmmaSplitK{parts, arrivals});
+}
 KERNEL(tf32_tiny)(const float *x, const float *w, const float *b, float *y) {
   kiln::wgmmaLinear<Tiny, WgmmaConfig<128, 6, 1>, true, WgmmaEpilogue<1, 0>>(
       x, w, b, kiln::StoreLinear{y}, NoPost{}, 0.f);
