@@ -81,7 +81,7 @@ const OptionSpec kMatmulPrecisionOption = {
     "--matmul-precision", "MODE",
     "how f32 linear and matmul multiply, in PyTorch's names: highest "
     "(fp32-accurate, the default), high (TF32) or medium (bf16 allowed; "
-    "TF32 for now)"};
+    "TF32 on f32 tensors, as cuBLAS)"};
 
 llvm::Expected<MatmulPrecision> matmulPrecisionOption(const ParsedArgs &args) {
   if (!args.has("--matmul-precision"))

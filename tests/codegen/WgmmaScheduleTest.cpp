@@ -341,8 +341,8 @@ TEST(WgmmaSchedule, Sm80KeepsFfmaAtEveryPrecision) {
     expectFfma(linearSchedule(1024, 256, p, "sm_80"), precisionName(p).str());
 }
 
-// Medium allows bf16 products, which Kiln does not have yet: it runs TF32,
-// exactly as high does.
+// Medium allows bf16 products; on f32 tensors Kiln runs TF32, exactly as
+// high does (docs/precision.md says why).
 TEST(WgmmaSchedule, MediumSchedulesAsHigh) {
   const struct {
     int64_t k, n;
