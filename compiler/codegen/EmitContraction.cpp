@@ -329,7 +329,7 @@ llvm::Expected<EmittedKernel> emitContraction(const FusionGroup &g,
 llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
                                               const Schedule &s) {
   const Node &n = *g.anchor;
-  const bool transposed = s.kernel == "convTranspose2d";
+  const bool transposed = n.op() == OpKind::ConvTranspose2d;
   const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape(),
               &y = n.result()->shape();
   const Value *bias = n.operand(2);
@@ -348,10 +348,18 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
   const int64_t pixels = c.pixels();
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
-  kk.source = fmt::format("// Kiln {}: {} * {} -> {}.\n{}"
+  // The tensor-core kernel (stride 1: wgmma_conv.cuh) or the FFMA one.
+  const bool wgmma = s.kernel == "wgmmaConv";
+  const std::string head =
+      wgmma ? fmt::format("#include \"kiln/wgmma_conv.cuh\"\n\nextern \"C\" "
+                          "__global__ void __launch_bounds__({}, 1)\n"
+                          "KILN_NAME({}) {{\n",
+                          kWgmmaThreads, pl.signature())
+            : kernelHead(pl, "conv.cuh");
+  kk.source = fmt::format("// Kiln {}: {} * {} -> {}{}.\n{}"
                           "  kiln::{}<kiln::{}<{}>, {}>({}, {}, {}, {});\n}}\n",
                           opName(n.op()).str(), x.str(), w.str(), y.str(),
-                          kernelHead(pl, "conv.cuh"), s.kernel,
+                          wgmma ? ", " + s.reason : "", head, s.kernel,
                           transposed ? "ConvTranspose2dParams" : "Conv2dParams",
                           params, bias ? "true" : "false", pl.of(n.operand(0)),
                           pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr",

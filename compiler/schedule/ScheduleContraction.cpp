@@ -408,8 +408,56 @@ bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
   return !norm || epilogueGroupCols(anchor, *norm) > 0;
 }
 
+/// A stride-1 convolution on Hopper's tensor cores (kiln/wgmma_conv.cuh) in
+/// TF32, when the precision allows TF32 and the shape fits the template:
+/// one group, 64 output channels, input channels a multiple of 16, input
+/// rows of 16-byte multiples, the weight and the patch ring within shared
+/// memory; nullopt otherwise (the FFMA kernel runs it).
+static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
+                                                 const ConvShape &c,
+                                                 const TargetInfo &t,
+                                                 MatmulPrecision precision) {
+  auto stride = n.getInts("stride"), pad = n.getInts("padding"),
+       dil = n.getInts("dilation");
+  const Shape &w = n.operand(1)->shape();
+  const bool f32 = llvm::all_of(n.operands(), [](const Value *v) {
+    return !v || v->dtype() == DType::F32;
+  });
+  if (!t.hasWgmma() || precision == MatmulPrecision::Highest || !f32 ||
+      stride[0] != 1 || stride[1] != 1 || c.groups != 1 || c.cout != 64 ||
+      c.cin % kWgmmaConvChannels != 0 || c.w % 4 != 0)
+    return std::nullopt;
+  const WgmmaConvLayout layout(
+      n.op() == OpKind::ConvTranspose2d, static_cast<int>(w[2].size),
+      static_cast<int>(w[3].size), static_cast<int>(pad[0]),
+      static_cast<int>(pad[1]), static_cast<int>(dil[0]),
+      static_cast<int>(dil[1]), static_cast<int>(c.cin));
+  const long long tiles =
+      wgmmaConvTiles(c.batch, static_cast<int>(c.ho), static_cast<int>(c.wo));
+  if (layout.sharedBytes() > t.maxSharedPerBlock || tiles >= (1ll << 31))
+    return std::nullopt;
+  Schedule s;
+  s.kind = GroupKind::Convolution;
+  s.kernel = "wgmmaConv";
+  s.set("tiles", tiles);
+  s.set("stages", layout.stages);
+  s.launch.grid = static_cast<unsigned>(
+      std::min<long long>(tiles, std::max(1, t.multiprocessors)));
+  s.launch.block = kWgmmaThreads;
+  s.launch.sharedBytes = static_cast<unsigned>(layout.sharedBytes());
+  s.archSpecific = true;
+  s.reason = fmt::format(
+      "implicit GEMM on TF32 tensor cores (wgmma), {} tiles of {}x{} pixels x "
+      "64 channels on {} persistent blocks, the weight in shared memory "
+      "({:.0f} KiB)",
+      tiles, kWgmmaConvTile, kWgmmaConvTile, s.launch.grid,
+      layout.weightBytes / 1024.0);
+  return s;
+}
+
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
-                                             const TargetInfo &) {
+                                             const TargetInfo &tg,
+                                             MatmulPrecision precision) {
   const Node &n = *g.anchor;
   const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape(),
               &y = n.result()->shape();
@@ -437,6 +485,8 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
     return attrError(n, "groups",
                      "{} groups are more than Kiln's GPU kernel takes (65535)",
                      groups);
+  if (std::optional<Schedule> s = wgmmaConvSchedule(n, c, tg, precision))
+    return std::move(*s);
   TileShape t = pickConvTile(pixels, cout / groups);
   llvm::Expected<Schedule> s = tiledSchedule(
       n, GroupKind::Convolution,

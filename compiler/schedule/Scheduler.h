@@ -45,7 +45,8 @@ llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
                                              MatmulPrecision precision,
                                              bool constantParams);
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
-                                             const TargetInfo &t);
+                                             const TargetInfo &t,
+                                             MatmulPrecision precision);
 
 /// Whether the kernel of contraction `anchor` takes a fused epilogue of
 /// elementwise nodes on target `t` at `precision` (linear on Hopper's

@@ -10,6 +10,15 @@
 #ifndef KILN_COMMON_CUH
 #define KILN_COMMON_CUH
 
+// +infinity as a float, also in member initialisers that nvcc's host pass
+// reads (a prototype built with nvcc), where __int_as_float does not exist
+// and NVRTC lacks the builtin.
+#ifdef __CUDA_ARCH__
+#define KILN_INFINITY __int_as_float(0x7f800000)
+#else
+#define KILN_INFINITY __builtin_huge_valf()
+#endif
+
 namespace kiln {
 
 typedef long long i64;

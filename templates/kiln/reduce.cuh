@@ -29,8 +29,7 @@ enum class ReduceOp { Min, Max, Sum, Mean, LogSumExp };
 
 template <ReduceOp Op> struct ReduceAcc {
   // Min and Max.
-  float v = Op == ReduceOp::Min ? __int_as_float(0x7f800000)
-                                : __int_as_float(0xff800000);
+  float v = Op == ReduceOp::Min ? KILN_INFINITY : -KILN_INFINITY;
   __device__ void add(float x) {
     v = Op == ReduceOp::Min ? nanMin(v, x) : nanMax(v, x);
   }

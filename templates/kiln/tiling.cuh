@@ -132,6 +132,62 @@ KILN_HOST_DEVICE constexpr TileShape pickConvTile(long long pixels,
                               : kConvLarge;
 }
 
+// --- stride-1 convolutions on Hopper tensor cores (wgmma_conv.cuh) --------
+// Launch: block (kWgmmaThreads, 1, 1); grid (up to wgmmaConvTiles(...)),
+// dynamic shared memory WgmmaConvLayout::sharedBytes().
+
+/// Output tiles of 16 x 16 pixels of one image.
+inline constexpr int kWgmmaConvTile = 16;
+/// Input channels a stage of the patch ring holds, and the ring's stages
+/// (two where three do not fit beside the weight).
+inline constexpr int kWgmmaConvChannels = 16, kWgmmaConvStages = 3;
+inline constexpr int kWgmmaConvSharedLimit = 227 * 1024; // Hopper's opt-in
+
+/// Where a stride-1 convolution's input patch and weights lie in shared
+/// memory. Tap (kh, kw) of output pixel (oh, ow) reads x[oh + dy][ow + dx]:
+/// conv2d dy = kh DH - PH, conv_transpose2d dy = PH - kh DH (likewise dx).
+/// A tile's patch: rows from oh0 + dyMin, `rows` of them; columns from ow0 +
+/// `left` (dxMin rounded down to a multiple of 4: 16-byte copies), `rowW`
+/// of them; channel planes `plane` words apart (8 or 24 mod 32: a warp's
+/// fragment loads hit 32 banks). The weights: for each tap, ceil(Cin / 32)
+/// slices of 64 output channels x 32 input channels, 8 KiB each.
+struct WgmmaConvLayout {
+  int dyMin = 0, dyMax = 0, dxMin = 0, dxMax = 0;
+  int rows = 0, left = 0, rowW = 0, plane = 0, weightBytes = 0, stages = 0;
+  KILN_HOST_DEVICE static constexpr int floor4(int v) {
+    return v >= 0 ? v / 4 * 4 : -((-v + 3) / 4 * 4);
+  }
+  KILN_HOST_DEVICE constexpr WgmmaConvLayout(bool transposed, int kh, int kw,
+                                             int ph, int pw, int dh, int dw,
+                                             int cin) {
+    dyMin = transposed ? ph - (kh - 1) * dh : -ph;
+    dyMax = transposed ? ph : (kh - 1) * dh - ph;
+    dxMin = transposed ? pw - (kw - 1) * dw : -pw;
+    dxMax = transposed ? pw : (kw - 1) * dw - pw;
+    rows = kWgmmaConvTile + dyMax - dyMin;
+    left = floor4(dxMin);
+    rowW = (kWgmmaConvTile + dxMax - left + 3) / 4 * 4;
+    plane = rows * rowW;
+    while (plane % 32 != 8 && plane % 32 != 24)
+      plane += 4;
+    weightBytes = kh * kw * ((cin + 31) / 32) * 8192;
+    stages = kWgmmaConvStages;
+    while (stages > 2 && sharedBytes() > kWgmmaConvSharedLimit)
+      --stages;
+  }
+  KILN_HOST_DEVICE constexpr int stageBytes() const {
+    return kWgmmaConvChannels * plane * 4;
+  }
+  KILN_HOST_DEVICE constexpr int sharedBytes() const {
+    return weightBytes + stages * stageBytes() + kWgmmaAlign;
+  }
+};
+
+KILN_HOST_DEVICE constexpr long long wgmmaConvTiles(long long n, int ho,
+                                                    int wo) {
+  return n * ceilDiv(ho, kWgmmaConvTile) * ceilDiv(wo, kWgmmaConvTile);
+}
+
 } // namespace kiln
 
 #endif

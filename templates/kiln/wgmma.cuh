@@ -722,7 +722,7 @@ struct NoTail {
 /// when any value is), s = sum of exp(x - shift(m)), shift(m) = m, or 0
 /// where m is infinite.
 struct LseState {
-  float m = __int_as_float(0xff800000), s = 0.f;
+  float m = -KILN_INFINITY, s = 0.f;
   static __device__ __forceinline__ float shift(float m) {
     return isinf(m) ? 0.f : m;
   }

@@ -291,6 +291,77 @@ TEST(WgmmaSchedule, FewTilesSplitK) {
             1);
 }
 
+/// The schedule of `op`(x, w) (stride etc. in `attrs`) for x f32[x], w
+/// f32[w] at `precision` on `arch`.
+Schedule convSchedule(const std::string &op, const std::string &x,
+                      const std::string &w, const std::string &attrs,
+                      MatmulPrecision precision,
+                      const std::string &arch = "sm_90") {
+  return scheduleOf(fmt::format("graph c(x: f32[{}]) {{\n"
+                                "  param w: f32[{}] = zeros\n"
+                                "  y = {}(x, w{})\n  return y\n}}\n",
+                                x, w, op, attrs),
+                    arch, precision);
+}
+
+// Below highest, a stride-1 convolution with one group and 64 output
+// channels runs on the TF32 tensor cores (wgmmaConv): Cin a multiple of 16,
+// input rows of 16-byte multiples, the weight and the patch ring within 227
+// KiB (two stages where three do not fit). Everything else, and highest,
+// keeps the FFMA kernel.
+TEST(WgmmaSchedule, StrideOneConvolutionsRunOnTensorCoresBelowHighest) {
+  const Schedule l2_19 =
+      convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
+                   MatmulPrecision::High);
+  EXPECT_EQ(l2_19.kernel, "wgmmaConv") << l2_19.str();
+  EXPECT_TRUE(l2_19.archSpecific);
+  EXPECT_EQ(l2_19.launch.block, 384u);
+  EXPECT_EQ(l2_19.get("tiles"), 2 * 17 * 17);
+  EXPECT_EQ(l2_19.launch.grid, 132u);
+  EXPECT_EQ(l2_19.get("stages"), 3);
+  constexpr WgmmaConvLayout l2_19Layout(true, 3, 3, 0, 0, 1, 1, 64);
+  EXPECT_EQ(l2_19.launch.sharedBytes,
+            static_cast<unsigned>(l2_19Layout.sharedBytes()));
+  EXPECT_EQ(l2_19Layout.plane % 32, 8); // 18 rows of 20 columns: 360 words
+  EXPECT_NE(l2_19.reason.find("TF32 tensor cores"), std::string::npos)
+      << l2_19.reason;
+  EXPECT_EQ(convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3",
+                         "", MatmulPrecision::Medium)
+                .kernel,
+            "wgmmaConv");
+  // 64 channels with padding 1: 24-column rows, two stages.
+  const Schedule padded =
+      convSchedule("conv2d", "2, 64, 32, 32", "64, 64, 3, 3", ", padding=1",
+                   MatmulPrecision::High);
+  EXPECT_EQ(padded.kernel, "wgmmaConv") << padded.str();
+  EXPECT_EQ(padded.get("stages"), 2);
+
+  const struct {
+    const char *what, *op, *x, *w, *attrs;
+  } ffma[] = {
+      {"stride 2", "conv2d", "2, 64, 32, 32", "64, 64, 3, 3", ", stride=2"},
+      {"groups 2", "conv2d", "2, 64, 32, 32", "64, 32, 3, 3", ", groups=2"},
+      {"32 output channels", "conv2d", "2, 64, 32, 32", "32, 64, 3, 3", ""},
+      {"W % 4 != 0", "conv2d", "2, 64, 32, 30", "64, 64, 3, 3", ""},
+      {"Cin 8", "conv2d", "2, 8, 32, 32", "64, 8, 3, 3", ""},
+      {"a 5 x 5 weight of 400 KiB", "conv2d", "2, 64, 32, 32", "64, 64, 5, 5",
+       ""},
+  };
+  for (const auto &c : ffma)
+    EXPECT_EQ(
+        convSchedule(c.op, c.x, c.w, c.attrs, MatmulPrecision::High).kernel,
+        "conv2d")
+        << c.what;
+  EXPECT_EQ(convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3",
+                         "", MatmulPrecision::Highest)
+                .kernel,
+            "convTranspose2d");
+  EXPECT_EQ(convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3",
+                         "", MatmulPrecision::High, "sm_80")
+                .kernel,
+            "convTranspose2d");
+}
+
 // TF32 (one pass) needs only K % 4 == 0, however small K is.
 TEST(WgmmaSchedule, HighRunsTf32FromAnyK) {
   const Schedule s = linearSchedule(4, 64, MatmulPrecision::High);

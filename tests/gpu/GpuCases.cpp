@@ -981,6 +981,69 @@ std::vector<Case> cases() {
                 0,
                 0,
                 2e-3});
+  // Stride-1 convolutions on the tensor cores (TF32 at high, wgmma_conv.cuh):
+  // 64 output channels, Cin a multiple of 16, W % 4 == 0; odd heights and
+  // widths that cross the 16 x 16 tiles, paddings, dilation, a 1 x 1
+  // kernel, a partial weight slice (Cin 48), NaN, and L2_19's chain.
+  auto conv = [](const std::string &op, const std::string &x,
+                 const std::string &w, const std::string &attrs) {
+    return fmt::format("graph c(x: f32[{}]) {{\n"
+                       "  param w: f32[{}] = uniform(-0.1, 0.1, seed=1)\n"
+                       "  param b: f32[64] = uniform(-1, 1, seed=2)\n"
+                       "  y = {}(x, w, b{})\n  return y\n}}\n",
+                       x, w, op, attrs);
+  };
+  cs.push_back({"conv_tc_transposed_high",
+                conv("conv_transpose2d", "N, 64, 37, 44", "64, 64, 3, 3", ""),
+                {{2, 64, 37, 44}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back(
+      {"conv_tc_transposed_pad_high",
+       conv("conv_transpose2d", "N, 32, 21, 20", "32, 64, 3, 3", ", padding=1"),
+       {{3, 32, 21, 20}},
+       0,
+       0,
+       tf32Tol,
+       high});
+  cs.push_back({"conv_tc_dilated_high",
+                conv("conv2d", "N, 32, 29, 44", "64, 32, 3, 3",
+                     ", padding=2, dilation=2"),
+                {{3, 32, 29, 44}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"conv_tc_1x1_cin48_high",
+                conv("conv2d", "N, 48, 17, 20", "64, 48, 1, 1", ""),
+                {{2, 48, 17, 20}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"conv_tc_nan_high",
+                conv("conv2d", "N, 64, 19, 24", "64, 64, 3, 3", ", padding=1"),
+                {{2, 64, 19, 24}},
+                0,
+                0.0005,
+                tf32Tol,
+                high});
+  cs.push_back({"conv_tc_l2_19_like_high",
+                "graph c(x: f32[N, 64, 30, 32]) {\n"
+                "  param w: f32[64, 64, 3, 3] = uniform(-0.04, 0.04, seed=1)\n"
+                "  param b: f32[64] = uniform(-0.04, 0.04, seed=2)\n"
+                "  param gamma: f32[64] = uniform(0.5, 1.5, seed=3)\n"
+                "  param beta: f32[64] = uniform(-1, 1, seed=4)\n"
+                "  y = conv_transpose2d(x, w, b)\n  g = gelu(y)\n"
+                "  out = group_norm(g, gamma, beta, groups=8)\n"
+                "  return out\n}\n",
+                {{2, 64, 30, 32}},
+                0,
+                0,
+                tf32Tol,
+                high});
   return cs;
 }
 

@@ -417,6 +417,51 @@ TEST(WgmmaCompile, EveryVariantUsesTensorCoresOnSm90a) {
   EXPECT_NE(ptx.find("bar.sync 1, 256"), std::string::npos);
 }
 
+// Stride-1 convolutions on Hopper tensor cores (wgmma_conv.cuh): L2_19's
+// conv_transpose2d (3 stages), a dilated and padded conv2d, a padded
+// 64-channel conv2d (2 stages), a 1 x 1 conv2d of 48 channels (a half-used
+// weight slice).
+const char *const kWgmmaConvSource = R"(
+#include "kiln/wgmma_conv.cuh"
+#define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
+
+KERNEL(convt_l2_19)(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>,
+                  true>(x, w, b, y);
+}
+KERNEL(conv_dilated)(const float *x, const float *w, const float *b,
+                     float *y) {
+  kiln::wgmmaConv<
+      kiln::Conv2dParams<3, 32, 29, 44, 64, 3, 3, 1, 1, 2, 2, 2, 2>, true>(
+      x, w, b, y);
+}
+KERNEL(conv_pad_two_stages)(const float *x, const float *w, float *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 19, 24, 64, 3, 3, 1, 1, 1, 1>,
+                  false>(x, w, nullptr, y);
+}
+KERNEL(conv_1x1_cin48)(const float *x, const float *w, float *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 48, 17, 20, 64, 1, 1>, false>(
+      x, w, nullptr, y);
+}
+)";
+
+TEST(WgmmaConvCompile, EveryVariantUsesTensorCoresOnSm90a) {
+  Compiled c = compile(kWgmmaConvSource, "sm_90a", "wgmma_conv_test.cu");
+  ASSERT_TRUE(c.ok) << c.log;
+  EXPECT_EQ(spills(c.log), "") << c.log;
+  EXPECT_EQ(c.log.find("serializ"), std::string::npos) << c.log;
+  const std::string ptx = ptxOf(kWgmmaConvSource, "sm_90a");
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.mbarrier.arrive.noinc"), std::string::npos);
+  for (const char *arch : {"sm_90", "sm_80"}) {
+    Compiled other = compile(kWgmmaConvSource, arch, "wgmma_conv_test.cu");
+    ASSERT_TRUE(other.ok) << arch << ":\n" << other.log;
+    EXPECT_EQ(ptxOf(kWgmmaConvSource, arch).find("wgmma"), std::string::npos)
+        << arch;
+  }
+}
+
 // Elsewhere the template compiles (the scheduler never picks it there).
 TEST(WgmmaCompile, CompilesToATrapOffSm90a) {
   for (const char *arch : {"sm_90", "sm_80"}) {
