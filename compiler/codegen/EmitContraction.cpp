@@ -356,14 +356,15 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
                           "KILN_NAME({}) {{\n",
                           kWgmmaThreads, pl.signature())
             : kernelHead(pl, "conv.cuh");
-  kk.source = fmt::format("// Kiln {}: {} * {} -> {}{}.\n{}"
-                          "  kiln::{}<kiln::{}<{}>, {}>({}, {}, {}, {});\n}}\n",
-                          opName(n.op()).str(), x.str(), w.str(), y.str(),
-                          wgmma ? ", " + s.reason : "", head, s.kernel,
-                          transposed ? "ConvTranspose2dParams" : "Conv2dParams",
-                          params, bias ? "true" : "false", pl.of(n.operand(0)),
-                          pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr",
-                          pl.of(n.result()));
+  kk.source = fmt::format(
+      "// Kiln {}: {} * {} -> {}{}.\n{}"
+      "  kiln::{}<kiln::{}<{}>, {}{}>({}, {}, {}, {});\n}}\n",
+      opName(n.op()).str(), x.str(), w.str(), y.str(),
+      wgmma ? ", " + s.reason : "", head, s.kernel,
+      transposed ? "ConvTranspose2dParams" : "Conv2dParams", params,
+      bias ? "true" : "false", wgmma && s.get("passes") == 3 ? ", 3" : "",
+      pl.of(n.operand(0)), pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr",
+      pl.of(n.result()));
   kk.flops = 2.0 * pixels * cout * (cin / groups) * w[2].size * w[3].size;
   kk.params = pl.params;
   kk.bytes = groupBytes(g);

@@ -408,11 +408,13 @@ bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
   return !norm || epilogueGroupCols(anchor, *norm) > 0;
 }
 
-/// A stride-1 convolution on Hopper's tensor cores (kiln/wgmma_conv.cuh) in
-/// TF32, when the precision allows TF32 and the shape fits the template:
-/// one group, 64 output channels, input channels a multiple of 16, input
-/// rows of 16-byte multiples, the weight and the patch ring within shared
-/// memory; nullopt otherwise (the FFMA kernel runs it).
+/// A stride-1 convolution on Hopper's tensor cores (kiln/wgmma_conv.cuh),
+/// TF32 at high and medium, 3xTF32 at highest (each block then keeps the
+/// weight's big and small parts for half of the output channels), when
+/// the shape fits the template: one group, 64 output channels, input
+/// channels a multiple of 16, input rows of 16-byte multiples, the weight
+/// and the patch ring within shared memory; nullopt otherwise (the FFMA
+/// kernel runs it).
 static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
                                                  const ConvShape &c,
                                                  const TargetInfo &t,
@@ -423,9 +425,9 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
   const bool f32 = llvm::all_of(n.operands(), [](const Value *v) {
     return !v || v->dtype() == DType::F32;
   });
-  if (!t.hasWgmma() || precision == MatmulPrecision::Highest || !f32 ||
-      stride[0] != 1 || stride[1] != 1 || c.groups != 1 || c.cout != 64 ||
-      c.cin % kWgmmaConvChannels != 0 || c.w % 4 != 0)
+  if (!t.hasWgmma() || !f32 || stride[0] != 1 || stride[1] != 1 ||
+      c.groups != 1 || c.cout != 64 || c.cin % kWgmmaConvChannels != 0 ||
+      c.w % 4 != 0)
     return std::nullopt;
   const WgmmaConvLayout layout(
       n.op() == OpKind::ConvTranspose2d, static_cast<int>(w[2].size),
@@ -436,21 +438,28 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
       wgmmaConvTiles(c.batch, static_cast<int>(c.ho), static_cast<int>(c.wo));
   if (layout.sharedBytes() > t.maxSharedPerBlock || tiles >= (1ll << 31))
     return std::nullopt;
+  const bool accurate = precision == MatmulPrecision::Highest;
+  const int halves = accurate ? 2 : 1; // blocks a tile
   Schedule s;
   s.kind = GroupKind::Convolution;
   s.kernel = "wgmmaConv";
+  s.set("passes", accurate ? 3 : 1);
   s.set("tiles", tiles);
   s.set("stages", layout.stages);
+  // A block per SM at most; 3xTF32's blocks alternate halves of the
+  // output channels, so their count is even.
   s.launch.grid = static_cast<unsigned>(
-      std::min<long long>(tiles, std::max(1, t.multiprocessors)));
+      std::min<long long>(tiles * halves, std::max(1, t.multiprocessors)) /
+      halves * halves);
   s.launch.block = kWgmmaThreads;
   s.launch.sharedBytes = static_cast<unsigned>(layout.sharedBytes());
   s.archSpecific = true;
   s.reason = fmt::format(
-      "implicit GEMM on TF32 tensor cores (wgmma), {} tiles of {}x{} pixels x "
-      "64 channels on {} persistent blocks, the weight in shared memory "
+      "implicit GEMM on {} tensor cores (wgmma), {} tiles of {}x{} pixels x "
+      "{} channels on {} persistent blocks, the weight in shared memory "
       "({:.0f} KiB)",
-      tiles, kWgmmaConvTile, kWgmmaConvTile, s.launch.grid,
+      accurate ? "3xTF32 (fp32-accurate)" : "TF32", tiles * halves,
+      kWgmmaConvTile, kWgmmaConvTile, 64 / halves, s.launch.grid,
       layout.weightBytes / 1024.0);
   return s;
 }

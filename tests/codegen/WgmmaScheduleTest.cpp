@@ -304,12 +304,13 @@ Schedule convSchedule(const std::string &op, const std::string &x,
                     arch, precision);
 }
 
-// Below highest, a stride-1 convolution with one group and 64 output
-// channels runs on the TF32 tensor cores (wgmmaConv): Cin a multiple of 16,
-// input rows of 16-byte multiples, the weight and the patch ring within 227
-// KiB (two stages where three do not fit). Everything else, and highest,
-// keeps the FFMA kernel.
-TEST(WgmmaSchedule, StrideOneConvolutionsRunOnTensorCoresBelowHighest) {
+// A stride-1 convolution with one group and 64 output channels runs on the
+// tensor cores (wgmmaConv): TF32 at high and medium, 3xTF32 at highest (an
+// even number of blocks, each on half of the output channels); Cin a
+// multiple of 16, input rows of 16-byte multiples, the weight and the
+// patch ring within 227 KiB (two stages where three do not fit).
+// Everything else keeps the FFMA kernel.
+TEST(WgmmaSchedule, StrideOneConvolutionsRunOnTensorCores) {
   const Schedule l2_19 =
       convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
                    MatmulPrecision::High);
@@ -319,6 +320,7 @@ TEST(WgmmaSchedule, StrideOneConvolutionsRunOnTensorCoresBelowHighest) {
   EXPECT_EQ(l2_19.get("tiles"), 2 * 17 * 17);
   EXPECT_EQ(l2_19.launch.grid, 132u);
   EXPECT_EQ(l2_19.get("stages"), 3);
+  EXPECT_EQ(l2_19.get("passes"), 1);
   constexpr WgmmaConvLayout l2_19Layout(true, 3, 3, 0, 0, 1, 1, 64);
   EXPECT_EQ(l2_19.launch.sharedBytes,
             static_cast<unsigned>(l2_19Layout.sharedBytes()));
@@ -352,10 +354,20 @@ TEST(WgmmaSchedule, StrideOneConvolutionsRunOnTensorCoresBelowHighest) {
         convSchedule(c.op, c.x, c.w, c.attrs, MatmulPrecision::High).kernel,
         "conv2d")
         << c.what;
-  EXPECT_EQ(convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3",
-                         "", MatmulPrecision::Highest)
-                .kernel,
-            "convTranspose2d");
+  const Schedule accurate =
+      convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
+                   MatmulPrecision::Highest);
+  EXPECT_EQ(accurate.kernel, "wgmmaConv") << accurate.str();
+  EXPECT_EQ(accurate.get("passes"), 3);
+  EXPECT_EQ(accurate.launch.grid, 132u);
+  EXPECT_EQ(accurate.launch.sharedBytes, l2_19.launch.sharedBytes);
+  EXPECT_NE(accurate.reason.find("3xTF32"), std::string::npos)
+      << accurate.reason;
+  // One tile: two blocks, one a half of the channels.
+  EXPECT_EQ(convSchedule("conv2d", "1, 16, 8, 8", "64, 16, 3, 3", ", padding=1",
+                         MatmulPrecision::Highest)
+                .launch.grid,
+            2u);
   EXPECT_EQ(convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3",
                          "", MatmulPrecision::High, "sm_80")
                 .kernel,

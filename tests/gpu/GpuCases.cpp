@@ -1030,6 +1030,26 @@ std::vector<Case> cases() {
                 0.0005,
                 tf32Tol,
                 high});
+  // The same at highest: 3xTF32, to fp32's accuracy.
+  cs.push_back({"conv_tc_transposed",
+                conv("conv_transpose2d", "N, 64, 37, 44", "64, 64, 3, 3", ""),
+                {{2, 64, 37, 44}}});
+  cs.push_back({"conv_tc_dilated",
+                conv("conv2d", "N, 32, 29, 44", "64, 32, 3, 3",
+                     ", padding=2, dilation=2"),
+                {{3, 32, 29, 44}}});
+  cs.push_back({"conv_tc_1x1_cin48",
+                conv("conv2d", "N, 48, 17, 20", "64, 48, 1, 1", ""),
+                {{2, 48, 17, 20}}});
+  cs.push_back({"conv_tc_nan",
+                conv("conv2d", "N, 64, 19, 24", "64, 64, 3, 3", ", padding=1"),
+                {{2, 64, 19, 24}},
+                0,
+                0.0005});
+  cs.push_back({"conv_tc_offset",
+                conv("conv2d", "N, 64, 19, 24", "64, 64, 3, 3", ", padding=1"),
+                {{2, 64, 19, 24}},
+                100});
   cs.push_back({"conv_tc_l2_19_like_high",
                 "graph c(x: f32[N, 64, 30, 32]) {\n"
                 "  param w: f32[64, 64, 3, 3] = uniform(-0.04, 0.04, seed=1)\n"

@@ -420,7 +420,7 @@ TEST(WgmmaCompile, EveryVariantUsesTensorCoresOnSm90a) {
 // Stride-1 convolutions on Hopper tensor cores (wgmma_conv.cuh): L2_19's
 // conv_transpose2d (3 stages), a dilated and padded conv2d, a padded
 // 64-channel conv2d (2 stages), a 1 x 1 conv2d of 48 channels (a half-used
-// weight slice).
+// weight slice), and 3xTF32 variants.
 const char *const kWgmmaConvSource = R"(
 #include "kiln/wgmma_conv.cuh"
 #define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
@@ -443,6 +443,16 @@ KERNEL(conv_1x1_cin48)(const float *x, const float *w, float *y) {
   kiln::wgmmaConv<kiln::Conv2dParams<2, 48, 17, 20, 64, 1, 1>, false>(
       x, w, nullptr, y);
 }
+// 3xTF32 (highest): half of the output channels a block, m64n32k8.
+KERNEL(convt_l2_19_3xtf32)(const float *x, const float *w, const float *b,
+                           float *y) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>,
+                  true, 3>(x, w, b, y);
+}
+KERNEL(conv_pad_3xtf32)(const float *x, const float *w, float *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 19, 24, 64, 3, 3, 1, 1, 1, 1>,
+                  false, 3>(x, w, nullptr, y);
+}
 )";
 
 TEST(WgmmaConvCompile, EveryVariantUsesTensorCoresOnSm90a) {
@@ -453,6 +463,9 @@ TEST(WgmmaConvCompile, EveryVariantUsesTensorCoresOnSm90a) {
   const std::string ptx = ptxOf(kWgmmaConvSource, "sm_90a");
   EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"),
             std::string::npos);
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos); // 3xTF32
   EXPECT_NE(ptx.find("cp.async.mbarrier.arrive.noinc"), std::string::npos);
   for (const char *arch : {"sm_90", "sm_80"}) {
     Compiled other = compile(kWgmmaConvSource, arch, "wgmma_conv_test.cu");
