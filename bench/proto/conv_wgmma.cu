@@ -25,7 +25,7 @@
 // (NOSTORE, a bound) 2.54. Loading fragments ahead (PIPE) and deferring
 // the stores into the next tile (DEFER) were slower; TMA (TMA) stopped on
 // an illegal instruction, not pursued.
-#include "kiln/wgmma.cuh"
+#include "kiln/wgmma_conv.cuh"
 
 #include "proto_util.cuh"
 
@@ -82,37 +82,13 @@ static_assert(StageFloats * 4 % 128 == 0, "TMA writes 128-byte aligned");
 #ifdef KILN_HAS_WGMMA
 using namespace kiln::wg;
 
-/// d[32] (+)= A * B, m64n64k8 TF32, A from registers (wgmmaTf32RsN128's
-/// layout), B from shared memory.
-__device__ __forceinline__ void mmaRs64(float (&d)[32], const unsigned (&a)[4],
-                                        u64 descB) {
-  asm volatile(
-      "{\n"
-      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-      "%30, %31}, {%32, %33, %34, %35}, %36, 1, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
-        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
-        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
-        "+f"(d[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB));
-}
+// (The m64n64k8 RS wgmma and the copies' arrival: wgmma_conv.cuh's.)
 
 __device__ __forceinline__ void copy4(unsigned dst, const float *src,
                                       bool valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst),
                "l"(src), "r"(valid ? 4 : 0)
                : "memory");
-}
-
-__device__ __forceinline__ void arriveOnCopies(u64 *b) {
-  asm volatile(
-      "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem(b))
-      : "memory");
 }
 
 #endif
@@ -282,8 +258,8 @@ __global__ void __launch_bounds__(384, 1)
         pin(acc[0]);
         pin(acc[1]);
         mmaFence();
-        mmaRs64(acc[0], a[0], db);
-        mmaRs64(acc[1], a[1], db);
+        wgmmaTf32RsN64(acc[0], a[0], db);
+        wgmmaTf32RsN64(acc[1], a[1], db);
         mmaCommit();
 #if DEFER
         // The last tile's stores, a group a step, while the products run.
