@@ -181,6 +181,12 @@ __device__ __forceinline__ float roundTf32(float v) {
   return __uint_as_float(r);
 }
 
+/// 3xTF32's small part of v, whose big part is big = roundTf32(v): 0 where
+/// big is infinite or NaN (it carries v alone).
+__device__ __forceinline__ float smallPart(float v, float big) {
+  return isfinite(big) ? roundTf32(v - big) : 0.f;
+}
+
 /// v = big + small, each element rounded to TF32. Where big is infinite or
 /// NaN (or v rounded up to infinity), it carries v alone: small is 0, not
 /// inf - inf. Tested once per four (small is finite and tiny otherwise):
@@ -284,7 +290,7 @@ __device__ __forceinline__ void transposeAll(const E *__restrict__ b,
         static_assert(sizeof(E) == 4, "3xTF32 splits f32");
         const float big = roundTf32(x);
         out[at] = big;
-        out[all + at] = isfinite(big) ? roundTf32(x - big) : 0.f;
+        out[all + at] = smallPart(x, big);
       } else {
         out[at] = x;
       }

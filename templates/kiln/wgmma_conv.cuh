@@ -163,7 +163,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
       const float big = roundTf32(v);
       *reinterpret_cast<float *>(base + off) = big;
       *reinterpret_cast<float *>(base + KT * SPT * SliceBytes + off) =
-          isfinite(big) ? roundTf32(v - big) : 0.f;
+          smallPart(v, big);
     } else {
       *reinterpret_cast<float *>(base + off) = v;
     }
