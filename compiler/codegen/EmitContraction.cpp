@@ -165,14 +165,20 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
       splitArgs += ", splitFlag";
     }
   }
-  // The tail: its keys, then, after the tiles, the consumer warpgroups'
-  // grid barrier and the tail's loop (the producer returns).
-  std::string tailDecl, tailPhase;
-  if (g.tail) {
+  // wgmmaLinear's arguments after eps are positional (parts, launches,
+  // splitFlag, tail, splitK): one that is passed needs nulls for the
+  // split's before it.
+  auto padSplitW = [&] {
     if (splitW == kWgmmaSplitNone)
       splitArgs = ", nullptr, nullptr, nullptr";
     else if (splitW != kWgmmaSplitFlagged)
       splitArgs += ", nullptr";
+  };
+  // The tail: its keys, then, after the tiles, the consumer warpgroups'
+  // grid barrier and the tail's loop (the producer returns).
+  std::string tailDecl, tailPhase;
+  if (g.tail) {
+    padSplitW();
     splitArgs += ", &tail";
     addTailWorkspaces(pl.params, keys);
     signature += kTailParams;
@@ -204,7 +210,7 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
   }
   // Split-K: the items' partial sums (each a 128 x BN tile's floats) and
   // the arrivals per tile (zero when allocated, never reset: each launch
-  // adds SplitK), passed after every argument before them.
+  // adds SplitK), the last argument.
   const int64_t splitK = s.get("splitK");
   if (splitK > 1) {
     const int64_t tiles = s.get("tiles");
@@ -218,10 +224,7 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
     pl.params.push_back(arrivals);
     signature += ", float *splitParts, unsigned long long *splitArrivals";
     if (!g.tail) {
-      if (splitW == kWgmmaSplitNone)
-        splitArgs = ", nullptr, nullptr, nullptr";
-      else if (splitW != kWgmmaSplitFlagged)
-        splitArgs += ", nullptr";
+      padSplitW();
       splitArgs += ", (kiln::NoTail *)nullptr";
     }
     splitArgs += ", kiln::WgmmaSplitK{splitParts, splitArrivals}";
