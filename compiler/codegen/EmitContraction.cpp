@@ -329,6 +329,38 @@ llvm::Expected<EmittedKernel> emitContraction(const FusionGroup &g,
   return k;
 }
 
+/// The tensor-core convolution (kiln/wgmma_conv.cuh): its values go
+/// through the group's epilogue, one element at a time (a thread's values
+/// of one channel lie 8 columns apart).
+static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
+                                 const ParamList &pl,
+                                 const std::string &geometry,
+                                 std::string &functions) {
+  const Node &n = *g.anchor;
+  const Value *bias = n.operand(2), *y = n.result();
+  auto param = [&](const Value *v) { return pl.of(v); };
+  const Shape &domain = y->shape();
+  std::string pre = fmt::format(
+      "    const {} ii = i;\n    (void)ii;\n",
+      domain.numElements() < (int64_t(1) << 31) ? "unsigned" : "kiln::i64");
+  ExprEmitter pe(domain, 1, "ii", param);
+  pe.bind(y, "v");
+  llvm::SmallVector<const Value *, 4> live;
+  for (const Node *e : g.epilogue)
+    if (llvm::is_contained(g.outputs, e->result()))
+      live.push_back(e->result());
+  pe.emitNodes(g.epilogue, live, "epilogue", pre, functions);
+  if (llvm::is_contained(g.outputs, y))
+    pe.store(y, pl.of(y), pre);
+  for (const Value *v : live)
+    pe.store(v, pl.of(v), pre);
+  return fmt::format(
+      "  auto epilogue = [&](kiln::i64 i, float (&v)[1]) {{\n{}  }};\n"
+      "  kiln::wgmmaConv<{}, {}, {}, {}>({}, {}, {}, epilogue);\n",
+      pre, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
+      pl.of(n.operand(0)), pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr");
+}
+
 llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
                                               const Schedule &s) {
   const Node &n = *g.anchor;
@@ -348,27 +380,34 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
     auto op = n.getInts("output_padding");
     params += fmt::format(", {}, {}", op[0], op[1]);
   }
+  const std::string geometry = fmt::format(
+      "kiln::{}<{}>", transposed ? "ConvTranspose2dParams" : "Conv2dParams",
+      params);
   const int64_t pixels = c.pixels();
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
-  // The tensor-core kernel (stride 1: wgmma_conv.cuh) or the FFMA one.
-  const bool wgmma = s.kernel == "wgmmaConv";
-  const std::string head =
-      wgmma ? fmt::format("#include \"kiln/wgmma_conv.cuh\"\n\nextern \"C\" "
-                          "__global__ void __launch_bounds__({}, 1)\n"
-                          "KILN_NAME({}) {{\n",
-                          kWgmmaThreads, pl.signature())
-            : kernelHead(pl, "conv.cuh");
-  kk.source = fmt::format(
-      "// Kiln {}: {} * {} -> {}{}.\n{}"
-      "  kiln::{}<kiln::{}<{}>, {}{}>({}, {}, {}, {});\n}}\n",
-      opName(n.op()).str(), x.str(), w.str(), y.str(),
-      wgmma ? ", " + s.reason : "", head, s.kernel,
-      transposed ? "ConvTranspose2dParams" : "Conv2dParams", params,
-      bias ? "true" : "false", wgmma && s.get("passes") == 3 ? ", 3" : "",
-      pl.of(n.operand(0)), pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr",
-      pl.of(n.result()));
-  kk.flops = 2.0 * pixels * cout * (cin / groups) * w[2].size * w[3].size;
+  // The tensor-core kernel (wgmma_conv.cuh) with its epilogue, or the FFMA
+  // one.
+  if (s.kernel == "wgmmaConv") {
+    std::string functions;
+    const std::string call = wgmmaConvCall(g, s, pl, geometry, functions);
+    kk.source = fmt::format(
+        "// Kiln {}: {} * {} -> {}, {}.\n{}#include \"kiln/ops.cuh\"\n"
+        "#include \"kiln/wgmma_conv.cuh\"\n\n{}extern \"C\" __global__ void "
+        "__launch_bounds__({}, 1)\nKILN_NAME({}) {{\n{}}}\n",
+        opName(n.op()).str(), x.str(), w.str(), y.str(), s.reason,
+        pl.halfInclude(), functions, kWgmmaThreads, pl.signature(), call);
+  } else {
+    kk.source = fmt::format("// Kiln {}: {} * {} -> {}.\n{}"
+                            "  kiln::{}<{}, {}>({}, {}, {}, {});\n}}\n",
+                            opName(n.op()).str(), x.str(), w.str(), y.str(),
+                            kernelHead(pl, "conv.cuh"), s.kernel, geometry,
+                            bias ? "true" : "false", pl.of(n.operand(0)),
+                            pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr",
+                            pl.of(n.result()));
+  }
+  kk.flops = 2.0 * pixels * cout * (cin / groups) * w[2].size * w[3].size +
+             static_cast<double>(y.numElements()) * g.epilogue.size();
   kk.params = pl.params;
   kk.bytes = groupBytes(g);
   return kk;

@@ -219,6 +219,7 @@ private:
   void addPointwise(unsigned pos);
   bool tryEpilogue(unsigned pos);
   bool tryContractionEpilogue(unsigned pos);
+  bool feedsNorm(const Value *v);
   bool tryNorm(unsigned pos);
   bool tryTail(unsigned pos);
   bool tryTailEpilogue(unsigned pos);
@@ -247,6 +248,7 @@ private:
   const Graph &g_;
   const PartitionOptions &opts_;
   std::vector<llvm::SmallVector<Node *, 2>> users_;
+  llvm::DenseMap<const Value *, bool> feedsNorm_;
   llvm::DenseMap<const Node *, unsigned> index_;
   std::vector<const Node *> order_;
   llvm::SmallPtrSet<const Value *, 4> isOutput_;
@@ -332,6 +334,20 @@ bool Partitioner::tryEpilogue(unsigned pos) {
   return false;
 }
 
+/// Whether a group_norm reads v, directly or through elementwise nodes.
+/// Memoised: a graph of shared values would otherwise walk each path.
+bool Partitioner::feedsNorm(const Value *v) {
+  auto [it, added] = feedsNorm_.try_emplace(v, false);
+  if (!added)
+    return it->second;
+  const bool feeds = llvm::any_of(users_[v->id()], [&](const Node *u) {
+    return u->op() == OpKind::GroupNorm ||
+           (isElementwise(u->op()) && feedsNorm(u->result()));
+  });
+  feedsNorm_[v] = feeds;
+  return feeds;
+}
+
 /// An elementwise node over a contraction's result shape joins the
 /// contraction's group when its kernel takes an epilogue: before a
 /// group_norm joined, reading the anchor's result or epilogue values (and
@@ -341,12 +357,15 @@ bool Partitioner::tryContractionEpilogue(unsigned pos) {
   const Node *n = order_[pos];
   for (const Value *v : n->operands()) {
     int gi = producerGroup(v);
-    if (gi < 0 || groups_[gi].kind != GroupKind::Contraction)
+    if (gi < 0 || (groups_[gi].kind != GroupKind::Contraction &&
+                   groups_[gi].kind != GroupKind::Convolution))
       continue;
     Work &w = groups_[gi];
     const Node &anchor = *order_[w.anchor];
     if (!opts_.contractionEpilogue ||
         !opts_.contractionEpilogue(anchor, nullptr))
+      continue;
+    if (w.kind == GroupKind::Convolution && feedsNorm(n->result()))
       continue;
     if (w.tail >= 0) // the tail reads the last stage's values
       continue;

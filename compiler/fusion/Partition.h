@@ -25,7 +25,12 @@
 //    or logsumexp over the last dims (at least the last) of that last
 //    stage's values (L2_75's min over dim 1), and the elementwise nodes
 //    after it.
-//  - Convolution: conv2d, conv_transpose2d, alone for now.
+//  - Convolution: conv2d, conv_transpose2d. Where its kernel takes a fused
+//    epilogue (contractionEpilogue again: the tensor-core convolution), the
+//    elementwise nodes over its result shape that follow it, as a
+//    contraction's, unless a group_norm reads their value: its kernel
+//    computes them as a prologue as it reads the values it reads anyway,
+//    while the convolution's stores do not overlap its products.
 //
 // Bounds (so that NVRTC's time stays about linear in the graph's size): a
 // group reads at most 256 tensors, and its elementwise nodes' compile

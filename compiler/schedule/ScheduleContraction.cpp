@@ -394,8 +394,16 @@ llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
              : scheduleMatmul(g, t, precision, constantParams);
 }
 
+static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
+                                                 const ConvShape &c,
+                                                 const TargetInfo &t,
+                                                 MatmulPrecision precision);
+
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
                               const TargetInfo &t, MatmulPrecision precision) {
+  // The tensor-core convolution's: elementwise nodes, no group_norm yet.
+  if (getOpInfo(anchor.op()).family == OpFamily::Convolution)
+    return !norm && wgmmaConvSchedule(anchor, convShape(anchor), t, precision);
   // The tensor-core kernel's: an f32 linear, or a matmul it runs.
   std::optional<LinearShape> l;
   if (anchor.op() == OpKind::Linear && anchor.result()->dtype() == DType::F32)
@@ -408,13 +416,13 @@ bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
   return !norm || epilogueGroupCols(anchor, *norm) > 0;
 }
 
-/// A stride-1 convolution on Hopper's tensor cores (kiln/wgmma_conv.cuh),
-/// TF32 at high and medium, 3xTF32 at highest (each block then keeps the
-/// weight's big and small parts for half of the output channels), when
-/// the shape fits the template: one group, 64 output channels, input
-/// channels a multiple of 16, input rows of 16-byte multiples, the weight
-/// and the patch ring within shared memory; nullopt otherwise (the FFMA
-/// kernel runs it).
+/// A convolution on Hopper's tensor cores (kiln/wgmma_conv.cuh), TF32 at
+/// high and medium, 3xTF32 at highest, when the shape fits the template:
+/// one group, conv2d of stride 1 or conv_transpose2d of any stride (one
+/// pass per output phase), output channels a multiple of 8, input rows of
+/// 16-byte multiples, the weight of a block's output channels (the most of
+/// 64, 32 at highest, that fit) and the patch ring within shared memory;
+/// nullopt otherwise (the FFMA kernel runs it).
 static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
                                                  const ConvShape &c,
                                                  const TargetInfo &t,
@@ -425,42 +433,56 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
   const bool f32 = llvm::all_of(n.operands(), [](const Value *v) {
     return !v || v->dtype() == DType::F32;
   });
-  if (!t.hasWgmma() || !f32 || stride[0] != 1 || stride[1] != 1 ||
-      c.groups != 1 || c.cout != 64 || c.cin % kWgmmaConvChannels != 0 ||
-      c.w % 4 != 0)
-    return std::nullopt;
-  const WgmmaConvLayout layout(
-      n.op() == OpKind::ConvTranspose2d, static_cast<int>(w[2].size),
-      static_cast<int>(w[3].size), static_cast<int>(pad[0]),
-      static_cast<int>(pad[1]), static_cast<int>(dil[0]),
-      static_cast<int>(dil[1]), static_cast<int>(c.cin));
-  const long long tiles =
-      wgmmaConvTiles(c.batch, static_cast<int>(c.ho), static_cast<int>(c.wo));
-  if (layout.sharedBytes() > t.maxSharedPerBlock || tiles >= (1ll << 31))
+  const bool transposed = n.op() == OpKind::ConvTranspose2d;
+  if (!t.hasWgmma() || !f32 || c.groups != 1 || c.cin < 1 || c.cout < 8 ||
+      c.pixels() < 1 || c.cout % 8 != 0 || c.w % 4 != 0 ||
+      (!transposed && (stride[0] != 1 || stride[1] != 1)))
     return std::nullopt;
   const bool accurate = precision == MatmulPrecision::Highest;
-  const int halves = accurate ? 2 : 1; // blocks a tile
+  const int passes = accurate ? 3 : 1;
+  const int sh = transposed ? static_cast<int>(stride[0]) : 1,
+            sw = transposed ? static_cast<int>(stride[1]) : 1;
+  auto layoutFor = [&](int nb) {
+    return WgmmaConvLayout(transposed, static_cast<int>(w[2].size),
+                           static_cast<int>(w[3].size), sh, sw,
+                           static_cast<int>(pad[0]), static_cast<int>(pad[1]),
+                           static_cast<int>(dil[0]), static_cast<int>(dil[1]),
+                           static_cast<int>(c.cin), nb, passes);
+  };
+  // The widest part of the output channels whose weight fits.
+  int nb = wgmmaConvChannels(static_cast<int>(c.cout), passes);
+  while (nb > 8 && layoutFor(nb).sharedBytes() > t.maxSharedPerBlock)
+    nb /= 2;
+  const WgmmaConvLayout layout = layoutFor(nb);
+  const long long items = wgmmaConvItems(c.batch, static_cast<int>(c.ho),
+                                         static_cast<int>(c.wo), sh, sw);
+  const long long parts = c.cout / nb;
+  if (layout.sharedBytes() > t.maxSharedPerBlock || items >= (1ll << 31) ||
+      parts > std::max(1, t.multiprocessors))
+    return std::nullopt;
   Schedule s;
   s.kind = GroupKind::Convolution;
   s.kernel = "wgmmaConv";
-  s.set("passes", accurate ? 3 : 1);
-  s.set("tiles", tiles);
+  s.set("passes", passes);
+  s.set("nb", nb);
+  s.set("tiles", items);
   s.set("stages", layout.stages);
-  // A block per SM at most; 3xTF32's blocks alternate halves of the
-  // output channels, so their count is even.
+  // A block per SM at most, each on one part of the output channels: the
+  // parts alternate along the grid, so its size is a multiple of theirs.
   s.launch.grid = static_cast<unsigned>(
-      std::min<long long>(tiles * halves, std::max(1, t.multiprocessors)) /
-      halves * halves);
+      std::min<long long>(items * parts, std::max(1, t.multiprocessors)) /
+      parts * parts);
   s.launch.block = kWgmmaThreads;
   s.launch.sharedBytes = static_cast<unsigned>(layout.sharedBytes());
   s.archSpecific = true;
   s.reason = fmt::format(
-      "implicit GEMM on {} tensor cores (wgmma), {} tiles of {}x{} pixels x "
-      "{} channels on {} persistent blocks, the weight in shared memory "
+      "implicit GEMM on {} tensor cores (wgmma), {} tiles of {}x{} pixels{} "
+      "x {} channels on {} persistent blocks, the weight in shared memory "
       "({:.0f} KiB)",
-      accurate ? "3xTF32 (fp32-accurate)" : "TF32", tiles * halves,
-      kWgmmaConvTile, kWgmmaConvTile, 64 / halves, s.launch.grid,
-      layout.weightBytes / 1024.0);
+      accurate ? "3xTF32 (fp32-accurate)" : "TF32", items * parts,
+      kWgmmaConvTile, kWgmmaConvTile,
+      sh * sw > 1 ? fmt::format(" (of {} output phases)", sh * sw) : "", nb,
+      s.launch.grid, layout.weightBytes / 1024.0);
   return s;
 }
 

@@ -132,45 +132,76 @@ KILN_HOST_DEVICE constexpr TileShape pickConvTile(long long pixels,
                               : kConvLarge;
 }
 
-// --- stride-1 convolutions on Hopper tensor cores (wgmma_conv.cuh) --------
-// Launch: block (kWgmmaThreads, 1, 1); grid (up to wgmmaConvTiles(...)),
-// dynamic shared memory WgmmaConvLayout::sharedBytes().
+// --- convolutions on Hopper tensor cores (wgmma_conv.cuh) ---------------
+// Launch: block (kWgmmaThreads, 1, 1); grid (up to wgmmaConvItems(...) x
+// parts, a multiple of parts), dynamic shared memory
+// WgmmaConvLayout::sharedBytes().
 
-/// Output tiles of 16 x 16 pixels of one image.
+/// Output tiles of 16 x 16 pixels of one image (of one output phase).
 inline constexpr int kWgmmaConvTile = 16;
 /// Input channels a stage of the patch ring holds, and the ring's stages
 /// (two where three do not fit beside the weight).
 inline constexpr int kWgmmaConvChannels = 16, kWgmmaConvStages = 3;
 inline constexpr int kWgmmaConvSharedLimit = 227 * 1024; // Hopper's opt-in
 
-/// Where a stride-1 convolution's input patch and weights lie in shared
-/// memory. Tap (kh, kw) of output pixel (oh, ow) reads x[oh + dy][ow + dx]:
-/// conv2d dy = kh DH - PH, conv_transpose2d dy = PH - kh DH (likewise dx).
-/// A tile's patch: rows from oh0 + dyMin, `rows` of them; columns from ow0 +
-/// `left` (dxMin rounded down to a multiple of 4: 16-byte copies), `rowW`
-/// of them; channel planes `plane` words apart (8 or 24 mod 32: a warp's
-/// fragment loads hit 32 banks). The weights: for each tap, ceil(Cin / 32)
-/// slices of 64 output channels x 32 input channels, 8 KiB each.
+/// Whether kernel tap k (one dim) feeds output phase r: conv2d (stride 1)
+/// has the one phase, conv_transpose2d's tap k feeds the output rows o = s j
+/// + r with r + p - k d a multiple of s.
+KILN_HOST_DEVICE constexpr bool convTapInPhase(bool transposed, int k, int s,
+                                               int p, int d, int r) {
+  return !transposed || (r + p - k * d) % s == 0;
+}
+
+/// The input row (one dim) tap k reads for output row j of its phase: j +
+/// convTapShift(...). conv2d (stride 1): k d - p; conv_transpose2d: (r + p
+/// - k d) / s, exact.
+KILN_HOST_DEVICE constexpr int convTapShift(bool transposed, int k, int s,
+                                            int p, int d, int r) {
+  return transposed ? (r + p - k * d) / s : k * d - p;
+}
+
+/// Where a convolution's input patch and weights lie in shared memory.
+/// Output row o = s j + r (s: conv_transpose2d's stride, else 1) reads
+/// input rows j + convTapShift(...) of its taps. A tile's patch: rows from
+/// j0 + dyMin, `rows` of them; columns from i0 + `left` (dxMin rounded down
+/// to a multiple of 4: 16-byte copies), `rowW` of them; channel planes
+/// `plane` words apart (8 or 24 mod 32: a warp's fragment loads hit 32
+/// banks). The weights: for each tap, ceil(Cin / 32) slices of nb output
+/// channels x 32 input channels (nb x 128 bytes), 3xTF32's small parts in
+/// as many after them.
 struct WgmmaConvLayout {
   int dyMin = 0, dyMax = 0, dxMin = 0, dxMax = 0;
   int rows = 0, left = 0, rowW = 0, plane = 0, weightBytes = 0, stages = 0;
   KILN_HOST_DEVICE static constexpr int floor4(int v) {
     return v >= 0 ? v / 4 * 4 : -((-v + 3) / 4 * 4);
   }
+  /// The least and greatest shift over taps k < kSize and phases r < s.
+  KILN_HOST_DEVICE static constexpr void
+  shifts(bool transposed, int kSize, int s, int p, int d, int &lo, int &hi) {
+    bool any = false;
+    for (int r = 0; r < (transposed ? s : 1); ++r)
+      for (int k = 0; k < kSize; ++k)
+        if (convTapInPhase(transposed, k, s, p, d, r)) {
+          const int v = convTapShift(transposed, k, s, p, d, r);
+          lo = any && lo < v ? lo : v;
+          hi = any && hi > v ? hi : v;
+          any = true;
+        }
+  }
   KILN_HOST_DEVICE constexpr WgmmaConvLayout(bool transposed, int kh, int kw,
-                                             int ph, int pw, int dh, int dw,
-                                             int cin) {
-    dyMin = transposed ? ph - (kh - 1) * dh : -ph;
-    dyMax = transposed ? ph : (kh - 1) * dh - ph;
-    dxMin = transposed ? pw - (kw - 1) * dw : -pw;
-    dxMax = transposed ? pw : (kw - 1) * dw - pw;
+                                             int sh, int sw, int ph, int pw,
+                                             int dh, int dw, int cin, int nb,
+                                             int passes) {
+    shifts(transposed, kh, sh, ph, dh, dyMin, dyMax);
+    shifts(transposed, kw, sw, pw, dw, dxMin, dxMax);
     rows = kWgmmaConvTile + dyMax - dyMin;
     left = floor4(dxMin);
     rowW = (kWgmmaConvTile + dxMax - left + 3) / 4 * 4;
     plane = rows * rowW;
     while (plane % 32 != 8 && plane % 32 != 24)
       plane += 4;
-    weightBytes = kh * kw * ((cin + 31) / 32) * 8192;
+    weightBytes =
+        kh * kw * ((cin + 31) / 32) * nb * 128 * (passes == 3 ? 2 : 1);
     stages = kWgmmaConvStages;
     while (stages > 2 && sharedBytes() > kWgmmaConvSharedLimit)
       --stages;
@@ -183,9 +214,22 @@ struct WgmmaConvLayout {
   }
 };
 
-KILN_HOST_DEVICE constexpr long long wgmmaConvTiles(long long n, int ho,
-                                                    int wo) {
-  return n * ceilDiv(ho, kWgmmaConvTile) * ceilDiv(wo, kWgmmaConvTile);
+/// The output channels a block of wgmmaConv takes at most (the
+/// scheduler halves it while the weight does not fit): the widest of 64 (TF32)
+/// or 32 (3xTF32), 16 and 8 that divides Cout.
+KILN_HOST_DEVICE constexpr int wgmmaConvChannels(int cout, int passes) {
+  return cout % 64 == 0 && passes == 1 ? 64
+         : cout % 32 == 0              ? 32
+         : cout % 16 == 0              ? 16
+                                       : 8;
+}
+
+/// Work items: 16 x 16 tiles of each output phase (s rows apart) of each
+/// image, the phases of a tile consecutive.
+KILN_HOST_DEVICE constexpr long long wgmmaConvItems(long long n, int ho, int wo,
+                                                    int sh, int sw) {
+  return n * ceilDiv(ceilDiv(ho, sh), kWgmmaConvTile) *
+         ceilDiv(ceilDiv(wo, sw), kWgmmaConvTile) * sh * sw;
 }
 
 } // namespace kiln

@@ -328,5 +328,43 @@ TEST(ContractionEpilogue, TailStaysWithTheGroupNormOffTensorCores) {
   EXPECT_EQ(nameOf(p.plan.groups[1].tail), "m");
 }
 
+/// A conv2d 16 -> 32 (3 x 3, padding 1) on [2, 16, 20, 24], then `rest`.
+std::string convThen(const std::string &rest, const std::string &extra = "") {
+  return fmt::format("graph c(x: f32[2, 16, 20, 24]{}) {{\n"
+                     "  param w: f32[32, 16, 3, 3] = zeros\n"
+                     "  param b: f32[32] = zeros\n"
+                     "  y = conv2d(x, w, b, padding=1)\n{}}}\n",
+                     extra, rest);
+}
+
+// The tensor-core convolution takes the elementwise nodes after it (a
+// residual input too), unless a group_norm reads their value: L2_19's GELU
+// stays the GroupNorm kernel's prologue. Off tensor cores (sm_80) nothing
+// joins the convolution.
+TEST(ContractionEpilogue, ConvolutionsTakeElementwiseEpilogues) {
+  Planned p = planOf(convThen("  z = add(y, r)\n  a = relu(z)\n"
+                              "  return a, y\n",
+                              ", r: f32[2, 32, 20, 24]"),
+                     "sm_90", MatmulPrecision::High);
+  ASSERT_EQ(p.plan.groups.size(), 1u);
+  EXPECT_EQ(p.plan.groups[0].kind, GroupKind::Convolution);
+  EXPECT_EQ(names(p.plan.groups[0].epilogue), "z, a");
+  EXPECT_EQ(names(p.plan.groups[0].outputs), "y, a");
+
+  Planned gn = planOf(convThen("  g = gelu(y)\n"
+                               "  n = group_norm(g, groups=8)\n"
+                               "  return n\n"),
+                      "sm_90", MatmulPrecision::High);
+  ASSERT_EQ(gn.plan.groups.size(), 2u);
+  EXPECT_EQ(names(gn.plan.groups[0].nodes()), "y");
+  EXPECT_EQ(gn.plan.groups[1].kind, GroupKind::GroupNorm);
+  EXPECT_EQ(names(gn.plan.groups[1].prologue), "g");
+
+  Planned ffma = planOf(convThen("  a = relu(y)\n  return a\n"), "sm_80",
+                        MatmulPrecision::High);
+  ASSERT_EQ(ffma.plan.groups.size(), 2u);
+  EXPECT_EQ(names(ffma.plan.groups[0].nodes()), "y");
+}
+
 } // namespace
 } // namespace kiln

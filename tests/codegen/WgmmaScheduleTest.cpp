@@ -304,13 +304,14 @@ Schedule convSchedule(const std::string &op, const std::string &x,
                     arch, precision);
 }
 
-// A stride-1 convolution with one group and 64 output channels runs on the
-// tensor cores (wgmmaConv): TF32 at high and medium, 3xTF32 at highest (an
-// even number of blocks, each on half of the output channels); Cin a
-// multiple of 16, input rows of 16-byte multiples, the weight and the
-// patch ring within 227 KiB (two stages where three do not fit).
+// A convolution with one group runs on the tensor cores (wgmmaConv): conv2d
+// of stride 1 and conv_transpose2d of any stride (a pass per output phase),
+// output channels a multiple of 8 taken in parts of up to 64 (highest: 32)
+// by blocks of their own, TF32 at high and medium, 3xTF32 at highest; input
+// rows of 16-byte multiples, the weight of a part and the patch ring within
+// 227 KiB (narrower parts, then two stages, where they do not fit).
 // Everything else keeps the FFMA kernel.
-TEST(WgmmaSchedule, StrideOneConvolutionsRunOnTensorCores) {
+TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   const Schedule l2_19 =
       convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
                    MatmulPrecision::High);
@@ -321,7 +322,9 @@ TEST(WgmmaSchedule, StrideOneConvolutionsRunOnTensorCores) {
   EXPECT_EQ(l2_19.launch.grid, 132u);
   EXPECT_EQ(l2_19.get("stages"), 3);
   EXPECT_EQ(l2_19.get("passes"), 1);
-  constexpr WgmmaConvLayout l2_19Layout(true, 3, 3, 0, 0, 1, 1, 64);
+  EXPECT_EQ(l2_19.get("nb"), 64);
+  constexpr WgmmaConvLayout l2_19Layout(true, 3, 3, 1, 1, 0, 0, 1, 1, 64, 64,
+                                        1);
   EXPECT_EQ(l2_19.launch.sharedBytes,
             static_cast<unsigned>(l2_19Layout.sharedBytes()));
   EXPECT_EQ(l2_19Layout.plane % 32, 8); // 18 rows of 20 columns: 360 words
@@ -343,10 +346,9 @@ TEST(WgmmaSchedule, StrideOneConvolutionsRunOnTensorCores) {
   } ffma[] = {
       {"stride 2", "conv2d", "2, 64, 32, 32", "64, 64, 3, 3", ", stride=2"},
       {"groups 2", "conv2d", "2, 64, 32, 32", "64, 32, 3, 3", ", groups=2"},
-      {"32 output channels", "conv2d", "2, 64, 32, 32", "32, 64, 3, 3", ""},
+      {"12 output channels", "conv2d", "2, 64, 32, 32", "12, 64, 3, 3", ""},
       {"W % 4 != 0", "conv2d", "2, 64, 32, 30", "64, 64, 3, 3", ""},
-      {"Cin 8", "conv2d", "2, 8, 32, 32", "64, 8, 3, 3", ""},
-      {"a 5 x 5 weight of 400 KiB", "conv2d", "2, 64, 32, 32", "64, 64, 5, 5",
+      {"a weight part of 288 KiB", "conv2d", "2, 1024, 8, 8", "64, 1024, 3, 3",
        ""},
   };
   for (const auto &c : ffma)
@@ -354,6 +356,48 @@ TEST(WgmmaSchedule, StrideOneConvolutionsRunOnTensorCores) {
         convSchedule(c.op, c.x, c.w, c.attrs, MatmulPrecision::High).kernel,
         "conv2d")
         << c.what;
+  // Parts of the output channels: the widest that divides Cout and fits.
+  const struct {
+    const char *what, *op, *x, *w, *attrs;
+    MatmulPrecision precision;
+    int nb;
+    long long items;
+  } parts[] = {
+      {"32 output channels", "conv2d", "2, 64, 32, 32", "32, 64, 3, 3", "",
+       MatmulPrecision::High, 32, 2 * 2 * 2},
+      {"128 output channels", "conv2d", "2, 64, 32, 32", "128, 64, 3, 3",
+       ", padding=1", MatmulPrecision::High, 64, 2 * 2 * 2},
+      {"128 at highest", "conv2d", "2, 64, 32, 32", "128, 64, 3, 3",
+       ", padding=1", MatmulPrecision::Highest, 32, 2 * 2 * 2},
+      {"Cin 8 (zeros to 16)", "conv2d", "2, 8, 32, 32", "64, 8, 3, 3", "",
+       MatmulPrecision::High, 64, 2 * 2 * 2},
+      {"40 channels", "conv2d", "2, 16, 32, 32", "40, 16, 1, 1", "",
+       MatmulPrecision::High, 8, 2 * 2 * 2},
+      {"a 5 x 5 weight: 400 KiB in 64 channels", "conv2d", "2, 64, 32, 32",
+       "64, 64, 5, 5", "", MatmulPrecision::High, 16, 2 * 2 * 2},
+      // 128 x 128 outputs: 4 phases of 64 x 64, 4 x 4 tiles each.
+      {"stride 2, kernel 4", "conv_transpose2d", "2, 64, 64, 64",
+       "64, 32, 4, 4", ", stride=2, padding=1", MatmulPrecision::High, 32,
+       2 * 4 * 4 * 4},
+      // 129 x 129 outputs: phases of 65 and 64 rows, 5 x 5 tiles.
+      {"stride 2, kernel 3", "conv_transpose2d", "2, 64, 64, 64",
+       "64, 64, 3, 3", ", stride=2", MatmulPrecision::High, 64, 2 * 4 * 5 * 5},
+  };
+  for (const auto &c : parts) {
+    const Schedule s = convSchedule(c.op, c.x, c.w, c.attrs, c.precision);
+    ASSERT_EQ(s.kernel, "wgmmaConv") << c.what;
+    EXPECT_EQ(s.get("nb"), c.nb) << c.what;
+    EXPECT_EQ(s.get("tiles"), c.items) << c.what;
+    // Cout: w's first dim, conv_transpose2d's second.
+    const std::string w = c.w;
+    const long long cout = std::string(c.op) == "conv2d"
+                               ? std::stoll(w)
+                               : std::stoll(w.substr(w.find(',') + 1));
+    const long long n = cout / c.nb; // parts
+    EXPECT_EQ(s.launch.grid % n, 0u) << c.what;
+    EXPECT_EQ(s.launch.grid, std::min<long long>(c.items * n, 132) / n * n)
+        << c.what;
+  }
   const Schedule accurate =
       convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
                    MatmulPrecision::Highest);

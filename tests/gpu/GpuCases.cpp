@@ -1064,6 +1064,87 @@ std::vector<Case> cases() {
                 0,
                 tf32Tol,
                 high});
+  // Any output channels that are a multiple of 8 (parts of 64, 32, 16, 8
+  // to a block), input channels padded with zeros to 16, strided
+  // conv_transpose2d by output phases, and fused epilogues.
+  auto convChain = [](const std::string &x, const std::string &conv,
+                      const std::string &w, int64_t cout,
+                      const std::string &chain) {
+    return fmt::format("graph c({}) {{\n"
+                       "  param w: f32[{}] = uniform(-0.1, 0.1, seed=1)\n"
+                       "  param b: f32[{}] = uniform(-1, 1, seed=2)\n"
+                       "  y = {}\n{}}}\n",
+                       x, w, cout, conv, chain);
+  };
+  const std::string cin8 =
+      convChain("x: f32[N, 8, 19, 20]", "conv2d(x, w, b, padding=1)",
+                "128, 8, 3, 3", 128, "  r = relu(y)\n  return r\n");
+  const std::string cin3 =
+      convChain("x: f32[N, 3, 21, 24]", "conv2d(x, w, b, padding=1)",
+                "32, 3, 3, 3", 32, "  return y\n");
+  const std::string cout40 =
+      convChain("x: f32[N, 16, 17, 20]", "conv2d(x, w, b)", "40, 16, 1, 1", 40,
+                "  s = silu(y)\n  return s\n");
+  // 33 x 40 outputs: phases of 17 and 16 rows; y is an output too.
+  const std::string s2k3 = convChain(
+      "x: f32[N, 64, 17, 20]",
+      "conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=[0, 1])",
+      "64, 32, 3, 3", 32, "  a = gelu(y)\n  return a, y\n");
+  // 30 x 32 outputs and a residual input.
+  const std::string s2k4 = convChain(
+      "x: f32[N, 32, 15, 16], r: f32[N, 64, 30, 32]",
+      "conv_transpose2d(x, w, b, stride=2, padding=1)", "32, 64, 4, 4", 64,
+      "  z = add(y, r)\n  out = leaky_relu(z, negative_slope=0.1)\n"
+      "  return out\n");
+  // Stride 3 and dilation 2: phases of one, two and no taps a dim.
+  const std::string s3d2 =
+      convChain("x: f32[N, 16, 13, 12]",
+                "conv_transpose2d(x, w, b, stride=3, padding=2, dilation=2, "
+                "output_padding=1)",
+                "16, 16, 3, 3", 16, "  return y\n");
+  cs.push_back({"conv_tc_cin8_cout128_relu_high",
+                cin8,
+                {{2, 8, 19, 20}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back(
+      {"conv_tc_cin3_high", cin3, {{3, 3, 21, 24}}, 0, 0, tf32Tol, high});
+  cs.push_back({"conv_tc_cout40_silu_high",
+                cout40,
+                {{2, 16, 17, 20}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back(
+      {"conv_tc_s2k3_high", s2k3, {{2, 64, 17, 20}}, 0, 0, tf32Tol, high});
+  cs.push_back({"conv_tc_s2k4_residual_high",
+                s2k4,
+                {{2, 32, 15, 16}, {2, 64, 30, 32}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back(
+      {"conv_tc_s3d2_high", s3d2, {{2, 16, 13, 12}}, 0, 0, tf32Tol, high});
+  cs.push_back({"conv_tc_s2k3_nan_high",
+                s2k3,
+                {{2, 64, 17, 20}},
+                0,
+                0.0005,
+                tf32Tol,
+                high});
+  // At highest (3xTF32, fp32's accuracy).
+  cs.push_back({"conv_tc_cin8_cout128_relu", cin8, {{2, 8, 19, 20}}});
+  cs.push_back({"conv_tc_cout40_silu", cout40, {{2, 16, 17, 20}}});
+  cs.push_back({"conv_tc_s2k3", s2k3, {{2, 64, 17, 20}}});
+  cs.push_back(
+      {"conv_tc_s2k4_residual", s2k4, {{2, 32, 15, 16}, {2, 64, 30, 32}}});
+  cs.push_back({"conv_tc_s3d2", s3d2, {{2, 16, 13, 12}}});
+  cs.push_back(
+      {"conv_tc_s2k4_offset", s2k4, {{2, 32, 15, 16}, {2, 64, 30, 32}}, 100});
   return cs;
 }
 
