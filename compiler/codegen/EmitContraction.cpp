@@ -356,9 +356,10 @@ static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
     pe.store(v, pl.of(v), pre);
   return fmt::format(
       "  auto epilogue = [&](kiln::i64 i, float (&v)[1]) {{\n{}  }};\n"
-      "  kiln::wgmmaConv<{}, {}, {}, {}>({}, {}, {}, epilogue);\n",
+      "  kiln::wgmmaConv<{}, {}, {}, {}, {}>({}, {}, {}, epilogue);\n",
       pre, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
-      pl.of(n.operand(0)), pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr");
+      s.get("phaseBlocks") ? "true" : "false", pl.of(n.operand(0)),
+      pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr");
 }
 
 llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,

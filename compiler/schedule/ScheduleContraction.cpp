@@ -442,35 +442,55 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
   const int passes = accurate ? 3 : 1;
   const int sh = transposed ? static_cast<int>(stride[0]) : 1,
             sw = transposed ? static_cast<int>(stride[1]) : 1;
-  auto layoutFor = [&](int nb) {
+  auto layoutFor = [&](int nb, bool phaseBlocks) {
     return WgmmaConvLayout(transposed, static_cast<int>(w[2].size),
                            static_cast<int>(w[3].size), sh, sw,
                            static_cast<int>(pad[0]), static_cast<int>(pad[1]),
                            static_cast<int>(dil[0]), static_cast<int>(dil[1]),
-                           static_cast<int>(c.cin), nb, passes);
+                           static_cast<int>(c.cin), nb, passes, phaseBlocks);
   };
   // The widest part of the output channels whose weight fits.
-  int nb = wgmmaConvChannels(static_cast<int>(c.cout), passes);
-  while (nb > 8 && layoutFor(nb).sharedBytes() > t.maxSharedPerBlock)
-    nb /= 2;
-  const WgmmaConvLayout layout = layoutFor(nb);
+  auto widest = [&](bool phaseBlocks) {
+    int nb = wgmmaConvChannels(static_cast<int>(c.cout), passes);
+    while (nb > 8 &&
+           layoutFor(nb, phaseBlocks).sharedBytes() > t.maxSharedPerBlock)
+      nb /= 2;
+    return nb;
+  };
+  // Blocks of one output phase each keep that phase's taps alone: only
+  // where every phase's taps would leave parts narrower than 32 channels
+  // (m64n16 and m64n8 products; x read once a part). Otherwise a tile's
+  // phases run on neighbouring blocks, whose interleaved stores meet in L2:
+  // an H100 ran the strided kernel-3 sweep graphs 1.8x slower by phase,
+  // whose phases of 1 to 4 taps cost alike for their stores, and kernel 4
+  // 64 -> 64 (parts of 32 or, by phase, 64) 6% slower (bench/NOTES.md).
+  int nb = widest(false);
+  bool phaseBlocks = false;
+  if (sh * sw > 1 && nb < 32 && widest(true) > nb)
+    nb = widest(true), phaseBlocks = true;
+  const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks);
   const long long items = wgmmaConvItems(c.batch, static_cast<int>(c.ho),
                                          static_cast<int>(c.wo), sh, sw);
   const long long parts = c.cout / nb;
   if (layout.sharedBytes() > t.maxSharedPerBlock || items >= (1ll << 31) ||
-      parts > std::max(1, t.multiprocessors))
+      parts * (phaseBlocks ? sh * sw : 1) > std::max(1, t.multiprocessors))
     return std::nullopt;
   Schedule s;
   s.kind = GroupKind::Convolution;
   s.kernel = "wgmmaConv";
   s.set("passes", passes);
   s.set("nb", nb);
+  s.set("phaseBlocks", phaseBlocks);
   s.set("tiles", items);
   s.set("stages", layout.stages);
-  // A block per SM at most, each on one part of the output channels: the
-  // parts alternate along the grid, so its size is a multiple of theirs.
+  // A block per SM at most, each on one part of the output channels (and
+  // with phaseBlocks one output phase): the parts alternate along the
+  // grid, so its size is a multiple of theirs, and each phase has a block
+  // of each part at least.
   s.launch.grid = static_cast<unsigned>(
-      std::min<long long>(items * parts, std::max(1, t.multiprocessors)) /
+      std::max<long long>(
+          std::min<long long>(items * parts, std::max(1, t.multiprocessors)),
+          phaseBlocks ? parts * sh * sw : parts) /
       parts * parts);
   s.launch.block = kWgmmaThreads;
   s.launch.sharedBytes = static_cast<unsigned>(layout.sharedBytes());
@@ -481,8 +501,10 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
       "({:.0f} KiB)",
       accurate ? "3xTF32 (fp32-accurate)" : "TF32", items * parts,
       kWgmmaConvTile, kWgmmaConvTile,
-      sh * sw > 1 ? fmt::format(" (of {} output phases)", sh * sw) : "", nb,
-      s.launch.grid, layout.weightBytes / 1024.0);
+      sh * sw > 1 ? fmt::format(" (of {} output phases{})", sh * sw,
+                                phaseBlocks ? ", a phase a block" : "")
+                  : "",
+      nb, s.launch.grid, layout.weightBytes / 1024.0);
   return s;
 }
 

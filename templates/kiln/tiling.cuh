@@ -160,18 +160,40 @@ KILN_HOST_DEVICE constexpr int convTapShift(bool transposed, int k, int s,
   return transposed ? (r + p - k * d) / s : k * d - p;
 }
 
+/// The taps (one dim, of kSize) that feed output phase r.
+KILN_HOST_DEVICE constexpr int convPhaseTaps(bool transposed, int kSize, int s,
+                                             int p, int d, int r) {
+  int n = 0;
+  for (int k = 0; k < kSize; ++k)
+    n += convTapInPhase(transposed, k, s, p, d, r) ? 1 : 0;
+  return n;
+}
+
+/// The most taps (one dim) of any phase.
+KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
+                                                 int s, int p, int d) {
+  int most = 0;
+  for (int r = 0; r < (transposed ? s : 1); ++r) {
+    const int n = convPhaseTaps(transposed, kSize, s, p, d, r);
+    most = n > most ? n : most;
+  }
+  return most;
+}
+
 /// Where a convolution's input patch and weights lie in shared memory.
 /// Output row o = s j + r (s: conv_transpose2d's stride, else 1) reads
 /// input rows j + convTapShift(...) of its taps. A tile's patch: rows from
 /// j0 + dyMin, `rows` of them; columns from i0 + `left` (dxMin rounded down
 /// to a multiple of 4: 16-byte copies), `rowW` of them; channel planes
 /// `plane` words apart (8 or 24 mod 32: a warp's fragment loads hit 32
-/// banks). The weights: for each tap, ceil(Cin / 32) slices of nb output
-/// channels x 32 input channels (nb x 128 bytes), 3xTF32's small parts in
-/// as many after them.
+/// banks). The weights: for each tap (phaseBlocks: each of the block's
+/// phase, at most `taps`), ceil(Cin / 32) slices of nb output channels x 32
+/// input channels (nb x 128 bytes), 3xTF32's small parts in as many after
+/// them.
 struct WgmmaConvLayout {
   int dyMin = 0, dyMax = 0, dxMin = 0, dxMax = 0;
-  int rows = 0, left = 0, rowW = 0, plane = 0, weightBytes = 0, stages = 0;
+  int rows = 0, left = 0, rowW = 0, plane = 0, taps = 0, weightBytes = 0,
+      stages = 0;
   KILN_HOST_DEVICE static constexpr int floor4(int v) {
     return v >= 0 ? v / 4 * 4 : -((-v + 3) / 4 * 4);
   }
@@ -191,7 +213,7 @@ struct WgmmaConvLayout {
   KILN_HOST_DEVICE constexpr WgmmaConvLayout(bool transposed, int kh, int kw,
                                              int sh, int sw, int ph, int pw,
                                              int dh, int dw, int cin, int nb,
-                                             int passes) {
+                                             int passes, bool phaseBlocks) {
     shifts(transposed, kh, sh, ph, dh, dyMin, dyMax);
     shifts(transposed, kw, sw, pw, dw, dxMin, dxMax);
     rows = kWgmmaConvTile + dyMax - dyMin;
@@ -200,8 +222,10 @@ struct WgmmaConvLayout {
     plane = rows * rowW;
     while (plane % 32 != 8 && plane % 32 != 24)
       plane += 4;
-    weightBytes =
-        kh * kw * ((cin + 31) / 32) * nb * 128 * (passes == 3 ? 2 : 1);
+    taps = phaseBlocks ? convMostPhaseTaps(transposed, kh, sh, ph, dh) *
+                             convMostPhaseTaps(transposed, kw, sw, pw, dw)
+                       : kh * kw;
+    weightBytes = taps * ((cin + 31) / 32) * nb * 128 * (passes == 3 ? 2 : 1);
     stages = kWgmmaConvStages;
     while (stages > 2 && sharedBytes() > kWgmmaConvSharedLimit)
       --stages;

@@ -144,7 +144,8 @@ struct ConvStore {
 };
 
 template <class G, bool HasBias, int Passes = 1,
-          int NB = wgmmaConvChannels(G::Cout, Passes), class Epi = ConvStore>
+          int NB = wgmmaConvChannels(G::Cout, Passes), bool PhaseBlocks = false,
+          class Epi = ConvStore>
 __device__ __forceinline__ void
 wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, Epi epi) {
@@ -157,7 +158,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   static_assert(Passes == 1 || Passes == 3, "TF32 or 3xTF32");
   constexpr bool Tr = G::kTransposed;
   constexpr WgmmaConvLayout L(Tr, G::KH, G::KW, G::SH, G::SW, G::PH, G::PW,
-                              G::DH, G::DW, G::Cin, NB, Passes);
+                              G::DH, G::DW, G::Cin, NB, Passes, PhaseBlocks);
   static_assert(L.sharedBytes() <= kWgmmaConvSharedLimit, "fits shared memory");
 #ifdef KILN_HAS_WGMMA
   using namespace wg;
@@ -171,12 +172,44 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   // Output phases: conv_transpose2d's stride s computes the rows o = s j +
   // r of each phase r apart (only the taps that feed them: no zeros).
   constexpr int SH = Tr ? G::SH : 1, SW = Tr ? G::SW : 1, Phases = SH * SW;
+  // A phase's taps (at least 1: a phase of none still takes its share).
+  constexpr auto phaseWeight = [](int r) {
+    const int n = convPhaseTaps(Tr, G::KH, SH, G::PH, G::DH, r / SW) *
+                  convPhaseTaps(Tr, G::KW, SW, G::PW, G::DW, r % SW);
+    return n > 0 ? n : 1;
+  };
   constexpr int tilesR = ((Ho + SH - 1) / SH + T - 1) / T;
   constexpr int tilesC = ((Wo + SW - 1) / SW + T - 1) / T;
-  constexpr int items = static_cast<int>(
-      wgmmaConvItems(G::N, Ho, Wo, SH, SW)); // < 2^31: the scheduler checks
-  const int part = blockIdx.x % Parts;       // this block's output channels
-  const int first = blockIdx.x / Parts, stride = gridDim.x / Parts;
+  constexpr int tiles = static_cast<int>(wgmmaConvItems(G::N, Ho, Wo, SH, SW) /
+                                         Phases); // < 2^31: checked
+  // This block's part of the output channels. Its work items: without
+  // PhaseBlocks, (tile, phase) pairs k = first, first + stride, ... (tile k
+  // / Phases, phase k % Phases: a tile's phases on neighbouring blocks, so
+  // their interleaved stores meet in L2); with them, the tiles of one phase
+  // (k = tile), each phase on a share of the blocks: one of each part, and
+  // the rest in proportion to its taps (a phase of none still writes the
+  // bias), so that a block keeps its phase's taps of the weight alone.
+  const int part = blockIdx.x % Parts, rank = blockIdx.x / Parts;
+  int phase = 0, first = rank, stride = gridDim.x / Parts;
+  constexpr int items = PhaseBlocks ? tiles : tiles * Phases;
+  if constexpr (PhaseBlocks) {
+    const int spare = stride - Phases; // >= 0: the scheduler's
+    constexpr int weights = [] {
+      int w = 0;
+      for (int r = 0; r < Phases; ++r)
+        w += phaseWeight(r);
+      return w;
+    }();
+    int before = 0;
+    for (int r = 0; r < Phases; ++r) {
+      const int start = r + spare * before / weights;
+      const int end = r + 1 + spare * (before + phaseWeight(r)) / weights;
+      if (rank >= start && rank < end)
+        phase = r, first = rank - start, stride = end - start;
+      before += phaseWeight(r);
+    }
+  }
+  const int rh = phase / SW, rw = phase % SW; // PhaseBlocks' phase
   extern __shared__ unsigned char wgmmaShared[];
   __shared__ u64 full[S], empty[S];
   unsigned char *base = reinterpret_cast<unsigned char *>(
@@ -190,29 +223,36 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
       barrierInit(&full[s], 128);
       barrierInit(&empty[s], 256);
     }
-  // The weight (this block's NB output channels), once: slice t * SPT +
-  // ci / 32, row r (channel part * NB + r), ci % 32 in the row's 16-byte
-  // chunks swizzled by r % 8 (as the wgmma descriptor expects), zeros for
-  // the channels past Cin of the last stage; 3xTF32: its TF32 big parts,
-  // then the small ones (v - big, rounded) in as many slices after them.
-  constexpr int CinP = Chunks * CC;
-  for (int i = threadIdx.x; i < NB * KT * CinP; i += blockDim.x) {
-    const int ci = i % CinP, r = i / CinP % NB, t = i / (CinP * NB);
-    const int co = part * NB + r;
-    const float v = ci >= Cin ? 0.f
-                    : Tr      ? w[(ci * Cout + co) * KT + t]
-                              : w[(co * Cin + ci) * KT + t];
-    const int c32 = ci % 32;
-    const unsigned off = (t * SPT + ci / 32) * SliceBytes + r * 128 +
-                         (((c32 / 4) ^ (r % 8)) << 4) + (c32 % 4) * 4;
-    if constexpr (Passes == 3) {
-      const float big = roundTf32(v);
-      *reinterpret_cast<float *>(base + off) = big;
-      *reinterpret_cast<float *>(base + KT * SPT * SliceBytes + off) =
-          smallPart(v, big);
-    } else {
-      *reinterpret_cast<float *>(base + off) = roundTf32(v);
+  // The weight (this block's NB output channels, its phase's taps), once:
+  // the phase's o-th tap in slices o * SPT + ci / 32, row r (channel part *
+  // NB + r), ci % 32 in the row's 16-byte chunks swizzled by r % 8 (as the
+  // wgmma descriptor expects), zeros for the channels past Cin of the last
+  // stage; 3xTF32: its TF32 big parts, then the small ones (v - big,
+  // rounded) in as many slices after them.
+  constexpr int CinP = Chunks * CC, Kept = L.taps;
+  for (int t = 0, o = 0; t < KT; ++t) {
+    if (PhaseBlocks && (!convTapInPhase(Tr, t / G::KW, SH, G::PH, G::DH, rh) ||
+                        !convTapInPhase(Tr, t % G::KW, SW, G::PW, G::DW, rw)))
+      continue;
+    for (int i = threadIdx.x; i < NB * CinP; i += blockDim.x) {
+      const int ci = i % CinP, r = i / CinP;
+      const int co = part * NB + r;
+      const float v = ci >= Cin ? 0.f
+                      : Tr      ? w[(ci * Cout + co) * KT + t]
+                                : w[(co * Cin + ci) * KT + t];
+      const int c32 = ci % 32;
+      const unsigned off = (o * SPT + ci / 32) * SliceBytes + r * 128 +
+                           (((c32 / 4) ^ (r % 8)) << 4) + (c32 % 4) * 4;
+      if constexpr (Passes == 3) {
+        const float big = roundTf32(v);
+        *reinterpret_cast<float *>(base + off) = big;
+        *reinterpret_cast<float *>(base + Kept * SPT * SliceBytes + off) =
+            smallPart(v, big);
+      } else {
+        *reinterpret_cast<float *>(base + off) = roundTf32(v);
+      }
     }
+    ++o;
   }
   fenceAsyncProxy();
   __syncthreads();
@@ -228,8 +268,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     const int p = threadIdx.x;
     constexpr int chunksW = L.rowW / 4;
     int it = 0;
-    for (int item = first; item < items; item += stride) {
-      const int tile = item / Phases;
+    for (int k = first; k < items; k += stride) {
+      const int tile = PhaseBlocks ? k : k / Phases;
       const int n = tile / (tilesR * tilesC);
       const int ih0 = tile / tilesC % tilesR * T + L.dyMin;
       const int iw0 = tile % tilesC * T + L.left;
@@ -267,8 +307,10 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     for (int e = 0; e < 2; ++e)
       b[2 * j + e] = HasBias ? bias[part * NB + 8 * j + 2 * tq + e] : 0.f;
   int it = 0;
-  for (int item = first; item < items; item += stride) {
-    const int phase = item % Phases, tile = item / Phases;
+  for (int k = first; k < items; k += stride) {
+    const int tile = PhaseBlocks ? k : k / Phases;
+    if constexpr (!PhaseBlocks)
+      phase = k % Phases;
     // TF32: the products accumulate in acc (buffer 0). 3xTF32: each tap's
     // (16 of K) accumulate in acc[tap % 2] from zero and are added into
     // total in fp32 once done, while the next tap's run (as the linear's
@@ -301,17 +343,17 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
       for (int ph = 0; ph < Phases; ++ph) {
         if (ph != phase)
           continue;
-        const int rh = ph / SW, rw = ph % SW;
+        const int ch = ph / SW, cw = ph % SW; // rh, rw, known
         int o = 0;
 #pragma unroll
         for (int u = 0; u < 2 * KT; ++u) {
           const int t = u / 2, ks = u % 2;
           const int kh = t / G::KW, kw = t % G::KW;
-          if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, rh) ||
-              !convTapInPhase(Tr, kw, SW, G::PW, G::DW, rw))
+          if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch) ||
+              !convTapInPhase(Tr, kw, SW, G::PW, G::DW, cw))
             continue;
-          const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, rh);
-          const int dx = convTapShift(Tr, kw, SW, G::PW, G::DW, rw);
+          const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
+          const int dx = convTapShift(Tr, kw, SW, G::PW, G::DW, cw);
           unsigned a[2][4];
 #pragma unroll
           for (int m = 0; m < 2; ++m) {
@@ -326,7 +368,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           // The 8-wide step's place in its 32-channel slice.
           const int k32 = (chunk * CC % 32) / 8 + ks;
           const unsigned slice =
-              wBase + (t * SPT + chunk * CC / 32) * SliceBytes;
+              wBase +
+              ((PhaseBlocks ? o : t) * SPT + chunk * CC / 32) * SliceBytes;
           const u64 db = descriptor(slice) + 2 * k32;
           const int buf = Passes == 3 ? o % 2 : 0;
           pin(acc[buf][0]);
@@ -335,7 +378,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
             // x's big and small parts in registers, w's in shared memory:
             // small*big + big*small + big*big.
             const u64 dbSmall =
-                descriptor(slice + KT * SPT * SliceBytes) + 2 * k32;
+                descriptor(slice + Kept * SPT * SliceBytes) + 2 * k32;
             unsigned big[2][4], small[2][4];
 #pragma unroll
             for (int m = 0; m < 2; ++m) {
@@ -400,16 +443,16 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           acc[0][m][i] = total[m][i];
     }
     const int n = tile / (tilesR * tilesC);
-    const int rh = phase / SW, rw = phase % SW;
     const int oh0 = tile / tilesC % tilesR * T, ow0 = tile % tilesC * T;
+    const int py = phase / SW, px = phase % SW;
 #pragma unroll
     for (int m = 0; m < 2; ++m)
 #pragma unroll
       for (int j = 0; j < NB / 8; ++j) {
-        const int oh = SH * (oh0 + 8 * c + 4 * m + q) + rh;
+        const int oh = SH * (oh0 + 8 * c + 4 * m + q) + py;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int ow = SW * (ow0 + g + 8 * h) + rw;
+          const int ow = SW * (ow0 + g + 8 * h) + px;
           if ((Ho % (T * SH) != 0 && oh >= Ho) ||
               (Wo % (T * SW) != 0 && ow >= Wo))
             continue;

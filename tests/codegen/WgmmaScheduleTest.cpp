@@ -323,8 +323,8 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_EQ(l2_19.get("stages"), 3);
   EXPECT_EQ(l2_19.get("passes"), 1);
   EXPECT_EQ(l2_19.get("nb"), 64);
-  constexpr WgmmaConvLayout l2_19Layout(true, 3, 3, 1, 1, 0, 0, 1, 1, 64, 64,
-                                        1);
+  constexpr WgmmaConvLayout l2_19Layout(true, 3, 3, 1, 1, 0, 0, 1, 1, 64, 64, 1,
+                                        false);
   EXPECT_EQ(l2_19.launch.sharedBytes,
             static_cast<unsigned>(l2_19Layout.sharedBytes()));
   EXPECT_EQ(l2_19Layout.plane % 32, 8); // 18 rows of 20 columns: 360 words
@@ -386,6 +386,7 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   for (const auto &c : parts) {
     const Schedule s = convSchedule(c.op, c.x, c.w, c.attrs, c.precision);
     ASSERT_EQ(s.kernel, "wgmmaConv") << c.what;
+    EXPECT_EQ(s.get("phaseBlocks"), 0) << c.what;
     EXPECT_EQ(s.get("nb"), c.nb) << c.what;
     EXPECT_EQ(s.get("tiles"), c.items) << c.what;
     // Cout: w's first dim, conv_transpose2d's second.
@@ -398,6 +399,20 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
     EXPECT_EQ(s.launch.grid, std::min<long long>(c.items * n, 132) / n * n)
         << c.what;
   }
+  // A strided conv_transpose2d whose every tap would leave parts of 16
+  // channels: blocks of one phase each, keeping its 4 taps of 64 channels.
+  const Schedule byPhase =
+      convSchedule("conv_transpose2d", "2, 128, 64, 64", "128, 64, 4, 4",
+                   ", stride=2, padding=1", MatmulPrecision::High);
+  ASSERT_EQ(byPhase.kernel, "wgmmaConv") << byPhase.str();
+  EXPECT_EQ(byPhase.get("phaseBlocks"), 1);
+  EXPECT_EQ(byPhase.get("nb"), 64);
+  constexpr WgmmaConvLayout byPhaseLayout(true, 4, 4, 2, 2, 1, 1, 1, 1, 128, 64,
+                                          1, true);
+  EXPECT_EQ(byPhaseLayout.taps, 4);
+  EXPECT_EQ(byPhaseLayout.weightBytes, 4 * 4 * 64 * 128);
+  EXPECT_NE(byPhase.reason.find("a phase a block"), std::string::npos)
+      << byPhase.reason;
   const Schedule accurate =
       convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
                    MatmulPrecision::Highest);

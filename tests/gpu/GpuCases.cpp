@@ -1136,7 +1136,28 @@ std::vector<Case> cases() {
                 0.0005,
                 tf32Tol,
                 high});
+  // 128 input channels into 64, kernel 4, stride 2: by phase (a block keeps
+  // its phase's 4 taps).
+  const std::string byPhase = convChain(
+      "x: f32[N, 128, 9, 12]", "conv_transpose2d(x, w, b, stride=2, padding=1)",
+      "128, 64, 4, 4", 64, "  return y\n");
+  // Stride 2 and dilation 2: the odd phases have no taps (the bias alone).
+  const std::string s2d2 = convChain(
+      "x: f32[N, 16, 11, 12]",
+      "conv_transpose2d(x, w, b, stride=2, dilation=2, output_padding=1)",
+      "16, 16, 3, 3", 16, "  return y\n");
+  cs.push_back({"conv_tc_by_phase_high",
+                byPhase,
+                {{2, 128, 9, 12}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back(
+      {"conv_tc_s2d2_high", s2d2, {{2, 16, 11, 12}}, 0, 0, tf32Tol, high});
   // At highest (3xTF32, fp32's accuracy).
+  cs.push_back({"conv_tc_by_phase", byPhase, {{2, 128, 9, 12}}});
+  cs.push_back({"conv_tc_s2d2", s2d2, {{2, 16, 11, 12}}});
   cs.push_back({"conv_tc_cin8_cout128_relu", cin8, {{2, 8, 19, 20}}});
   cs.push_back({"conv_tc_cout40_silu", cout40, {{2, 16, 17, 20}}});
   cs.push_back({"conv_tc_s2k3", s2k3, {{2, 64, 17, 20}}});
