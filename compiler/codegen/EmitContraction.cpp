@@ -330,8 +330,9 @@ llvm::Expected<EmittedKernel> emitContraction(const FusionGroup &g,
 }
 
 /// The tensor-core convolution (kiln/wgmma_conv.cuh): its values go
-/// through the group's epilogue, one element at a time (a thread's values
-/// of one channel lie 8 columns apart).
+/// through the group's epilogue one element at a time (a thread's values of
+/// one channel lie 8 columns apart), or in pairs of columns (vec 2: both
+/// column phases of a conv_transpose2d of column stride 2).
 static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
                                  const ParamList &pl,
                                  const std::string &geometry,
@@ -343,7 +344,8 @@ static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
   std::string pre = fmt::format(
       "    const {} ii = i;\n    (void)ii;\n",
       domain.numElements() < (int64_t(1) << 31) ? "unsigned" : "kiln::i64");
-  ExprEmitter pe(domain, 1, "ii", param);
+  const int vec = static_cast<int>(s.get("vec"));
+  ExprEmitter pe(domain, vec, "ii", param);
   pe.bind(y, "v");
   llvm::SmallVector<const Value *, 4> live;
   for (const Node *e : g.epilogue)
@@ -355,10 +357,10 @@ static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
   for (const Value *v : live)
     pe.store(v, pl.of(v), pre);
   return fmt::format(
-      "  auto epilogue = [&](kiln::i64 i, float (&v)[1]) {{\n{}  }};\n"
-      "  kiln::wgmmaConv<{}, {}, {}, {}, {}>({}, {}, {}, epilogue);\n",
-      pre, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
-      s.get("phaseBlocks") ? "true" : "false", pl.of(n.operand(0)),
+      "  auto epilogue = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
+      "  kiln::wgmmaConv<{}, {}, {}, {}, {}, {}>({}, {}, {}, epilogue);\n",
+      vec, pre, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
+      s.get("phaseBlocks") ? "true" : "false", vec, pl.of(n.operand(0)),
       pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr");
 }
 

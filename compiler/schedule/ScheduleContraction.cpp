@@ -469,8 +469,13 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
   if (sh * sw > 1 && nb < 32 && widest(true) > nb)
     nb = widest(true), phaseBlocks = true;
   const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks);
+  // TF32 at column stride 2: an item takes both column phases (as the
+  // template's CP), stored as pairs where the rows are even.
+  const int colPhases = passes == 1 && sw == 2 && !phaseBlocks ? 2 : 1;
+  const int vec = colPhases == 2 && c.wo % 2 == 0 ? 2 : 1;
   const long long items = wgmmaConvItems(c.batch, static_cast<int>(c.ho),
-                                         static_cast<int>(c.wo), sh, sw);
+                                         static_cast<int>(c.wo), sh, sw) /
+                          colPhases;
   const long long parts = c.cout / nb;
   if (layout.sharedBytes() > t.maxSharedPerBlock || items >= (1ll << 31) ||
       parts * (phaseBlocks ? sh * sw : 1) > std::max(1, t.multiprocessors))
@@ -481,6 +486,7 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
   s.set("passes", passes);
   s.set("nb", nb);
   s.set("phaseBlocks", phaseBlocks);
+  s.set("vec", vec);
   s.set("tiles", items);
   s.set("stages", layout.stages);
   // A block per SM at most, each on one part of the output channels (and
@@ -502,7 +508,9 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
       accurate ? "3xTF32 (fp32-accurate)" : "TF32", items * parts,
       kWgmmaConvTile, kWgmmaConvTile,
       sh * sw > 1 ? fmt::format(" (of {} output phases{})", sh * sw,
-                                phaseBlocks ? ", a phase a block" : "")
+                                phaseBlocks      ? ", a phase a block"
+                                : colPhases == 2 ? ", two column phases a tile"
+                                                 : "")
                   : "",
       nb, s.launch.grid, layout.weightBytes / 1024.0);
   return s;

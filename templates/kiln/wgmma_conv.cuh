@@ -145,7 +145,7 @@ struct ConvStore {
 
 template <class G, bool HasBias, int Passes = 1,
           int NB = wgmmaConvChannels(G::Cout, Passes), bool PhaseBlocks = false,
-          class Epi = ConvStore>
+          int Vec = 1, class Epi = ConvStore>
 __device__ __forceinline__ void
 wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, Epi epi) {
@@ -191,7 +191,15 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   // bias), so that a block keeps its phase's taps of the weight alone.
   const int part = blockIdx.x % Parts, rank = blockIdx.x / Parts;
   int phase = 0, first = rank, stride = gridDim.x / Parts;
-  constexpr int items = PhaseBlocks ? tiles : tiles * Phases;
+  // TF32 at column stride 2 (without PhaseBlocks): an item takes both
+  // column phases of a row phase, each in its own accumulators (TF32's
+  // second buffer), so the patch is read once for both and a thread holds
+  // adjacent output columns: with Vec 2 (even Wo) it stores them as pairs.
+  constexpr int CP = Passes == 1 && SW == 2 && !PhaseBlocks ? 2 : 1;
+  static_assert(Vec == 1 || (Vec == 2 && CP == 2 && Wo % 2 == 0),
+                "pairs of columns: both column phases, even rows");
+  constexpr int Groups = Phases / CP; // an item's phases: one, or a row's
+  constexpr int items = PhaseBlocks ? tiles : tiles * Groups;
   if constexpr (PhaseBlocks) {
     const int spare = stride - Phases; // >= 0: the scheduler's
     constexpr int weights = [] {
@@ -269,7 +277,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     constexpr int chunksW = L.rowW / 4;
     int it = 0;
     for (int k = first; k < items; k += stride) {
-      const int tile = PhaseBlocks ? k : k / Phases;
+      const int tile = PhaseBlocks ? k : k / Groups;
       const int n = tile / (tilesR * tilesC);
       const int ih0 = tile / tilesC % tilesR * T + L.dyMin;
       const int iw0 = tile % tilesC * T + L.left;
@@ -308,9 +316,9 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
       b[2 * j + e] = HasBias ? bias[part * NB + 8 * j + 2 * tq + e] : 0.f;
   int it = 0;
   for (int k = first; k < items; k += stride) {
-    const int tile = PhaseBlocks ? k : k / Phases;
+    const int tile = PhaseBlocks ? k : k / Groups;
     if constexpr (!PhaseBlocks)
-      phase = k % Phases;
+      phase = k % Groups; // CP 2: the row phase
     // TF32: the products accumulate in acc (buffer 0). 3xTF32: each tap's
     // (16 of K) accumulate in acc[tap % 2] from zero and are added into
     // total in fp32 once done, while the next tap's run (as the linear's
@@ -357,7 +365,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
       // stage; o counts the phase's taps before t.
 #pragma unroll
       for (int ph = 0; ph < Phases; ++ph) {
-        if (ph != phase)
+        if (ph / CP != phase)
           continue;
         const int ch = ph / SW, cw = ph % SW; // rh, rw, known
         int o = 0;
@@ -387,7 +395,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
               wBase +
               ((PhaseBlocks ? o : t) * SPT + chunk * CC / 32) * SliceBytes;
           const u64 db = descriptor(slice) + 2 * k32;
-          const int buf = Passes == 3 ? o % 2 : 0;
+          const int buf = Passes == 3 ? o % 2 : CP == 2 ? cw : 0;
           pin(acc[buf][0]);
           pin(acc[buf][1]);
           if constexpr (Passes == 3) {
@@ -421,8 +429,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
             }
           } else {
             mmaFence();
-            convMma<NB>(acc[0][0], a[0], db);
-            convMma<NB>(acc[0][1], a[1], db);
+            convMma<NB>(acc[buf][0], a[0], db);
+            convMma<NB>(acc[buf][1], a[1], db);
           }
           mmaCommit();
           mmaWait<1>(); // the step before is done: its fragments are free
@@ -432,17 +440,18 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
             promote((o - 1) % 2);
           o += ks;
         }
-        // This thread's fragment loads from the stage are done.
-        barrierArrive(&empty[s]);
         if (Passes == 3 && o > 0) {
           mmaWait<0>();
           promote((o - 1) % 2);
         }
       }
+      // This thread's fragment loads from the stage are done.
+      barrierArrive(&empty[s]);
     }
     mmaWait<0>();
-    pin(acc[0][0]);
-    pin(acc[0][1]);
+#pragma unroll
+    for (int cw = 0; cw < CP; ++cw)
+      pin(acc[cw][0]), pin(acc[cw][1]);
     if constexpr (Passes == 3) {
 #pragma unroll
       for (int m = 0; m < 2; ++m)
@@ -452,25 +461,41 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     }
     const int n = tile / (tilesR * tilesC);
     const int oh0 = tile / tilesC % tilesR * T, ow0 = tile % tilesC * T;
-    const int py = phase / SW, px = phase % SW;
+    const int py = CP == 2 ? phase : phase / SW;
 #pragma unroll
     for (int m = 0; m < 2; ++m)
 #pragma unroll
       for (int j = 0; j < NB / 8; ++j) {
         const int oh = SH * (oh0 + 8 * c + 4 * m + q) + py;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int ow = SW * (ow0 + g + 8 * h) + px;
-          if ((Ho % (T * SH) != 0 && oh >= Ho) ||
-              (Wo % (T * SW) != 0 && ow >= Wo))
-            continue;
+        for (int h = 0; h < 2; ++h)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int co = part * NB + 8 * j + 2 * tq + e;
-            float v[1] = {acc[0][m][4 * j + 2 * h + e] + b[2 * j + e]};
-            epi(((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo + ow, v);
+            const i64 row = ((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo;
+            // Column phase cw's value (acc[cw] with CP 2).
+            auto value = [&](int cw) {
+              return acc[cw][m][4 * j + 2 * h + e] + b[2 * j + e];
+            };
+            const int ow = SW * (ow0 + g + 8 * h) + (CP == 2 ? 0 : phase % SW);
+            if constexpr (Vec == 2) {
+              // Wo even: ow + 1 < Wo where ow < Wo.
+              if ((Ho % (T * SH) != 0 && oh >= Ho) ||
+                  (Wo % (T * SW) != 0 && ow >= Wo))
+                continue;
+              float v[2] = {value(0), value(1)};
+              epi(row + ow, v);
+            } else {
+#pragma unroll
+              for (int cw = 0; cw < CP; ++cw) {
+                if ((Ho % (T * SH) != 0 && oh >= Ho) ||
+                    (Wo % (T * SW) != 0 && ow + cw >= Wo))
+                  continue;
+                float v[1] = {value(cw)};
+                epi(row + ow + cw, v);
+              }
+            }
           }
-        }
       }
   }
 #else

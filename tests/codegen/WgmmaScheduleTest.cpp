@@ -375,18 +375,22 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
        MatmulPrecision::High, 8, 2 * 2 * 2},
       {"a 5 x 5 weight: 400 KiB in 64 channels", "conv2d", "2, 64, 32, 32",
        "64, 64, 5, 5", "", MatmulPrecision::High, 16, 2 * 2 * 2},
-      // 128 x 128 outputs: 4 phases of 64 x 64, 4 x 4 tiles each.
+      // 128 x 128 outputs: 4 phases of 64 x 64, 4 x 4 tiles each; an item
+      // takes both column phases of a tile (TF32).
       {"stride 2, kernel 4", "conv_transpose2d", "2, 64, 64, 64",
        "64, 32, 4, 4", ", stride=2, padding=1", MatmulPrecision::High, 32,
-       2 * 4 * 4 * 4},
+       2 * 2 * 4 * 4},
       // 129 x 129 outputs: phases of 65 and 64 rows, 5 x 5 tiles.
       {"stride 2, kernel 3", "conv_transpose2d", "2, 64, 64, 64",
-       "64, 64, 3, 3", ", stride=2", MatmulPrecision::High, 64, 2 * 4 * 5 * 5},
+       "64, 64, 3, 3", ", stride=2", MatmulPrecision::High, 64, 2 * 2 * 5 * 5},
   };
   for (const auto &c : parts) {
     const Schedule s = convSchedule(c.op, c.x, c.w, c.attrs, c.precision);
     ASSERT_EQ(s.kernel, "wgmmaConv") << c.what;
     EXPECT_EQ(s.get("phaseBlocks"), 0) << c.what;
+    // Pairs of columns where both column phases make even rows (128).
+    EXPECT_EQ(s.get("vec"), std::string(c.what) == "stride 2, kernel 4" ? 2 : 1)
+        << c.what;
     EXPECT_EQ(s.get("nb"), c.nb) << c.what;
     EXPECT_EQ(s.get("tiles"), c.items) << c.what;
     // Cout: w's first dim, conv_transpose2d's second.

@@ -1146,6 +1146,29 @@ std::vector<Case> cases() {
       "x: f32[N, 16, 11, 12]",
       "conv_transpose2d(x, w, b, stride=2, dilation=2, output_padding=1)",
       "16, 16, 3, 3", 16, "  return y\n");
+  // Both column phases of a tile with odd rows (39 columns: no pairs), and
+  // pairs through an epilogue that broadcasts a per-channel scale.
+  const std::string oddW = convChain(
+      "x: f32[N, 32, 11, 20]", "conv_transpose2d(x, w, b, stride=2, padding=1)",
+      "32, 24, 3, 3", 24, "  return y\n");
+  const std::string scaled = convChain(
+      "x: f32[N, 32, 15, 16], s: f32[64, 1, 1], r: f32[N, 64, 30, 32]",
+      "conv_transpose2d(x, w, b, stride=2, padding=1)", "32, 64, 4, 4", 64,
+      "  z = mul(y, s)\n  out = sub(z, r)\n  return out\n");
+  cs.push_back({"conv_tc_s2_odd_width_high",
+                oddW,
+                {{2, 32, 11, 20}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"conv_tc_s2_scaled_pairs_high",
+                scaled,
+                {{2, 32, 15, 16}, {64, 1, 1}, {2, 64, 30, 32}},
+                0,
+                0,
+                tf32Tol,
+                high});
   cs.push_back({"conv_tc_by_phase_high",
                 byPhase,
                 {{2, 128, 9, 12}},
