@@ -6,8 +6,9 @@
 // the tensor cores) or 3xTF32 (Passes 3: `highest`, as wgmma.cuh's linear,
 // adding each tap's tensor-core sums into an fp32 total):
 //   wgmmaConv<Conv2dParams<...> or ConvTranspose2dParams<...>, HasBias,
-//             Passes, NB>(x, w, bias, epilogue)
-// epilogue(i, v) takes y's element i (NCHW index) in v[0]:
+//             Passes, NB, PhaseBlocks, Vec>(x, w, bias, epilogue)
+// epilogue(i, v) takes y's elements i.. i + Vec - 1 (NCHW index) in v
+// (Vec 2: adjacent columns, below):
 // y[n][co][oh][ow] = bias[co] + sum over ci, kh, kw of x[n][ci][ih][iw] *
 // w(ci, co, kh, kw), x outside its image reading 0, where conv2d has ih =
 // oh + kh DH - PH and w[co][ci][kh][kw], conv_transpose2d oh = ih SH - PH +
@@ -31,15 +32,20 @@
 // one shared-memory word per value (channel planes 8 or 24 mod 32 words
 // apart: no bank conflicts). A tap's fragments are the patch shifted by
 // its offsets, so no im2col copy exists. Persistent: block b runs work
-// items (tile, phase) b / parts, + gridDim.x / parts, ..., the phases of a
-// tile consecutive (their stores interleave in L2).
+// items (tile, group of phases) b / parts, + gridDim.x / parts, ..., the
+// groups of a tile consecutive (their stores interleave in L2). A group is
+// one phase, or at TF32 and column stride 2 both column phases of a row
+// phase, in TF32's two accumulator buffers: a thread then holds adjacent
+// output columns and stores them as pairs (Vec 2, even Wo). PhaseBlocks
+// instead gives each block one phase and only that phase's taps of the
+// weight (the scheduler's choice where all taps would leave narrow parts).
 //
 // Requires (the scheduler checks, the template asserts): one group, conv2d
 // of stride 1, Cout % NB == 0 with NB in 8..64 (3xTF32: 32), W % 4 == 0
 // (16-byte rows), 16-byte aligned x, the weight part and the ring within
-// shared memory (WgmmaConvLayout::sharedBytes()). H100, L2_19's [128, 64,
-// 256, 256] conv_transpose2d: 3.9 ms, about 160 TFLOP/s (cuDNN's TF32
-// kernel on NHWC: 2.5 ms on an H200; PyTorch's NCHW call: 6.7 ms).
+// shared memory (WgmmaConvLayout::sharedBytes()). H200, L2_19's [128, 64,
+// 256, 256] conv_transpose2d: 3.6 ms, about 170 TFLOP/s (cuDNN's TF32
+// kernel on NHWC: 2.5 ms; PyTorch's NCHW call: 6.7 ms).
 //
 // Launch: block 384 (kWgmmaThreads), grid up to wgmmaConvItems(...) x
 // parts (one block per SM, a multiple of the parts), dynamic shared memory
