@@ -89,6 +89,18 @@ static llvm::Error checkBias(const Node &n, int64_t cout) {
   return llvm::Error::success();
 }
 
+/// An output spatial dim within kMaxDimSize, as every dim (a padding of
+/// 2^30 would otherwise make a shape no .kg file can state).
+static llvm::Error checkOutputDim(const Node &n, int i, int64_t size) {
+  if (size > kMaxDimSize)
+    return opError(n,
+                   "output spatial dim {} would be {}, above {}; reduce "
+                   "padding {} or stride {}",
+                   i, size, kMaxDimSize, n.attr("padding")->str(),
+                   n.attr("stride")->str());
+  return llvm::Error::success();
+}
+
 static llvm::Expected<TensorType> inferConv2d(const Node &n) {
   KILN_TRY(checkConvCommon(n));
   const Value &x = *n.operand(0), &w = *n.operand(1);
@@ -122,6 +134,7 @@ static llvm::Expected<TensorType> inferConv2d(const Node &n) {
                      "input '{}' {} is too small: spatial dim {} is {} "
                      "(padded {}), less than the dilated kernel size {}",
                      x.name(), x.shape().str(), i, in, padded, span);
+    KILN_TRY(checkOutputDim(n, i, (padded - span) / stride[i] + 1));
     out.push_back(Dim((padded - span) / stride[i] + 1));
   }
   return TensorType{x.dtype(), out};
@@ -164,6 +177,7 @@ static llvm::Expected<TensorType> inferConvTranspose2d(const Node &n) {
     if (size <= 0)
       return opError(n, "output spatial dim {} would be {}; reduce padding {}",
                      i, size, n.attr("padding")->str());
+    KILN_TRY(checkOutputDim(n, i, size));
     out.push_back(Dim(size));
   }
   return TensorType{x.dtype(), out};

@@ -227,6 +227,19 @@ TEST(Conv, Shapes) {
                   {F({2, 4, int64_t(1) << 40, 8}), F({4, 4, 3, 3})}),
             "t.kg:3:7: error: conv_transpose2d: 'a' [2, 4, 1099511627776, 8] "
             "has a dim above 2147483647");
+  // Outputs above the largest dim (found by the parser fuzzer: a printed
+  // shape that no longer parsed).
+  EXPECT_EQ(infer(OpKind::Conv2d, {F({2, 4, 8, 8}), F({6, 4, 3, 3})},
+                  {attr("padding", ints({1, int64_t(1) << 30}))}),
+            "t.kg:3:7: error: conv2d: output spatial dim 1 would be "
+            "2147483654, above 2147483647; reduce padding [1, 1073741824] or "
+            "stride [1, 1]");
+  EXPECT_EQ(infer(OpKind::ConvTranspose2d,
+                  {F({2, 4, 8, 1178511305}), F({4, 4, 3, 3})},
+                  {attr("stride", Attr::ofInt(2))}),
+            "t.kg:3:7: error: conv_transpose2d: output spatial dim 1 would be "
+            "2357022611, above 2147483647; reduce padding [0, 0] or stride "
+            "[2, 2]");
   EXPECT_EQ(infer(OpKind::Conv2d, {F({2, 4, 8, 8}), F({6, 4, 3, 3})},
                   {attr("stride", Attr::ofInts({1, 2, 3}))}),
             "t.kg:3:7: error: conv2d: attribute 'stride' takes 2 values, got "
