@@ -57,11 +57,13 @@ std::vector<std::filesystem::path> kgFiles() {
 
 TEST(RoundTrip, EveryKgFile) {
   std::vector<std::filesystem::path> files = kgFiles();
-  // The five flagships at two shapes each, plus the golden cases.
+  // The five flagships and the decoder block at two shapes each, plus the
+  // golden cases.
   size_t examples = std::count_if(files.begin(), files.end(), [](auto &p) {
     return p.parent_path().filename() == "examples";
   });
-  ASSERT_EQ(examples, 10u) << "examples/ should hold the ten flagship files";
+  ASSERT_EQ(examples, 12u)
+      << "examples/ should hold the flagships' and the decoder block's files";
   ASSERT_GE(files.size(), 110u);
   for (const auto &path : files) {
     SCOPED_TRACE(path.string());

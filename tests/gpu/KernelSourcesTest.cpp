@@ -26,9 +26,10 @@ namespace {
 
 /// The examples at the shapes ExamplesCodegenTest plans them.
 const std::pair<const char *, int64_t> kExamples[] = {
-    {"l1_35", 112},   {"l1_35_small", 3}, {"l2_19", 128},  {"l2_19_small", 2},
-    {"l2_37", 32768}, {"l2_37_small", 5}, {"l2_62", 1024}, {"l2_62_small", 7},
-    {"l2_75", 1024},  {"l2_75_small", 6},
+    {"l1_35", 112},     {"l1_35_small", 3},    {"l2_19", 128},
+    {"l2_19_small", 2}, {"l2_37", 32768},      {"l2_37_small", 5},
+    {"l2_62", 1024},    {"l2_62_small", 7},    {"l2_75", 1024},
+    {"l2_75_small", 6}, {"decoder_block", 16}, {"decoder_block_small", 2},
 };
 
 /// "CASE ARCH INDEX NAME HASH" for each kernel of `g` at `shapes`.
