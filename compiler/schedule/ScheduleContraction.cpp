@@ -477,8 +477,10 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
                                          static_cast<int>(c.wo), sh, sw) /
                           colPhases;
   const long long parts = c.cout / nb;
+  // Blocks at least: one of each part (with phaseBlocks, of each phase).
+  const long long fewest = parts * (phaseBlocks ? sh * sw : 1);
   if (layout.sharedBytes() > t.maxSharedPerBlock || items >= (1ll << 31) ||
-      parts * (phaseBlocks ? sh * sw : 1) > std::max(1, t.multiprocessors))
+      fewest > std::max(1, t.multiprocessors))
     return std::nullopt;
   Schedule s;
   s.kind = GroupKind::Convolution;
@@ -496,7 +498,7 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
   s.launch.grid = static_cast<unsigned>(
       std::max<long long>(
           std::min<long long>(items * parts, std::max(1, t.multiprocessors)),
-          phaseBlocks ? parts * sh * sw : parts) /
+          fewest) /
       parts * parts);
   s.launch.block = kWgmmaThreads;
   s.launch.sharedBytes = static_cast<unsigned>(layout.sharedBytes());

@@ -329,7 +329,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     // (16 of K) accumulate in acc[tap % 2] from zero and are added into
     // total in fp32 once done, while the next tap's run (as the linear's
     // kWgmmaPromoteK: tensor-core sums over 144 of K, a stage's, left L2_19
-    // 22% less accurate than fp32). TF32 never touches buffer 1 or total.
+    // 22% less accurate than fp32). TF32 never touches total, and buffer 1
+    // only with CP 2 (the second column phase's sums).
     float acc[2][2][NB / 2], total[2][NB / 2];
 #pragma unroll
     for (int m = 0; m < 2; ++m)
