@@ -54,7 +54,8 @@ struct CompileOptions {
   MatmulPrecision matmulPrecision = MatmulPrecision::Highest;
   /// The parameters' values stay the same from run to run: kernels may keep
   /// what they derive from them (3xTF32's split weights, a matmul's
-  /// transposed right operand) across runs. It
+  /// transposed right operand, a tensor-core convolution's blocks' images
+  /// of its weight) across runs. It
   /// is derived again on the first run(), whenever run() gets other
   /// parameter pointers, and after Executable::paramsUpdated(): call that
   /// after writing new values into a parameter's buffer, or the kernels

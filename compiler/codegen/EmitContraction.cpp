@@ -36,6 +36,37 @@ static std::string kernelHead(const ParamList &pl, const char *include) {
 /// `pre` or `post` leaves in v; after the tiles the consumers wait for every
 /// block and run the tail's loop. A matmul with a 2-D right operand runs the
 /// same, that operand transposed into w first (WgmmaConfig's TransposeW).
+/// What a kernel derives from a parameter before its tiles (WgmmaSplitW
+/// `mode`): `bytes` of it (elements of `type`), the count of the blocks'
+/// arrivals at the grid barrier after it (zero when allocated, never reset:
+/// wg::gridSync), and for what is kept across runs the flag that asks for
+/// it again (set when the parameters change). Appends the workspaces to
+/// pl's parameters and their declarations to `signature`; returns the
+/// arguments that pass them on.
+static std::string addDerivedWorkspaces(ParamList &pl, WgmmaSplitW mode,
+                                        uint64_t bytes, llvm::StringRef type,
+                                        std::string &signature) {
+  KernelParam parts{KernelParam::Kind::Workspace};
+  parts.bytes = bytes;
+  KernelParam launches{KernelParam::Kind::Workspace};
+  launches.bytes = 8;
+  launches.zeroed = true;
+  pl.params.push_back(parts);
+  pl.params.push_back(launches);
+  signature +=
+      fmt::format(", {} *parts, unsigned long long *launches", type.str());
+  std::string args = ", parts, launches";
+  if (mode == kWgmmaSplitFlagged) {
+    KernelParam flag{KernelParam::Kind::Workspace};
+    flag.bytes = 4;
+    flag.setOnNewParams = true;
+    pl.params.push_back(flag);
+    signature += ", unsigned *splitFlag";
+    args += ", splitFlag";
+  }
+  return args;
+}
+
 static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
                                                      const Schedule &s) {
   const Node &n = *g.anchor;
@@ -140,30 +171,16 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
   const int64_t splitW = s.get("splitW");
   std::string signature = pl.signature(), splitArgs;
   if (splitW != kWgmmaSplitNone) {
-    KernelParam parts{KernelParam::Kind::Workspace};
     // TF32 keeps a transposed w alone; 3xTF32 its big and small parts.
     // w's N K elements, or a matmul's right operand's (each matrix).
-    parts.bytes =
+    const uint64_t bytes =
         (s.get("passes") == 3 ? 2 : 1) *
         static_cast<uint64_t>(matmul ? n.operand(1)->shape().numElements()
                                      : l.n * l.k) *
         dtypeSize(l.dtype);
-    KernelParam launches{KernelParam::Kind::Workspace};
-    launches.bytes = 8;
-    launches.zeroed = true;
-    pl.params.push_back(parts);
-    pl.params.push_back(launches);
-    signature += fmt::format(", {} *parts, unsigned long long *launches",
-                             cudaStorageType(l.dtype));
-    splitArgs = ", parts, launches";
-    if (splitW == kWgmmaSplitFlagged) {
-      KernelParam flag{KernelParam::Kind::Workspace};
-      flag.bytes = 4;
-      flag.setOnNewParams = true;
-      pl.params.push_back(flag);
-      signature += ", unsigned *splitFlag";
-      splitArgs += ", splitFlag";
-    }
+    splitArgs =
+        addDerivedWorkspaces(pl, static_cast<WgmmaSplitW>(splitW), bytes,
+                             cudaStorageType(l.dtype), signature);
   }
   // wgmmaLinear's arguments after eps are positional (parts, launches,
   // splitFlag, tail, splitK): one that is passed needs nulls for the
@@ -336,6 +353,7 @@ llvm::Expected<EmittedKernel> emitContraction(const FusionGroup &g,
 static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
                                  const ParamList &pl,
                                  const std::string &geometry,
+                                 const std::string &imageArgs,
                                  std::string &functions) {
   const Node &n = *g.anchor;
   const Value *bias = n.operand(2), *y = n.result();
@@ -358,10 +376,12 @@ static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
     pe.store(v, pl.of(v), pre);
   return fmt::format(
       "  auto epilogue = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
-      "  kiln::wgmmaConv<{}, {}, {}, {}, {}, {}>({}, {}, {}, epilogue);\n",
+      "  kiln::wgmmaConv<{}, {}, {}, {}, {}, {}, {}>({}, {}, {}, "
+      "epilogue{});\n",
       vec, pre, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
-      s.get("phaseBlocks") ? "true" : "false", vec, pl.of(n.operand(0)),
-      pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr");
+      s.get("phaseBlocks") ? "true" : "false", vec,
+      imageArgs.empty() ? "false" : "true", pl.of(n.operand(0)),
+      pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", imageArgs);
 }
 
 llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
@@ -392,14 +412,21 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
   // The tensor-core kernel (wgmma_conv.cuh) with its epilogue, or the FFMA
   // one.
   if (s.kernel == "wgmmaConv") {
+    // The blocks' images of the weight, made when the parameters change.
+    std::string signature = pl.signature(), imageArgs;
+    if (s.get("image") > 0)
+      imageArgs = addDerivedWorkspaces(pl, kWgmmaSplitFlagged,
+                                       static_cast<uint64_t>(s.get("image")),
+                                       "float", signature);
     std::string functions;
-    const std::string call = wgmmaConvCall(g, s, pl, geometry, functions);
+    const std::string call =
+        wgmmaConvCall(g, s, pl, geometry, imageArgs, functions);
     kk.source = fmt::format(
         "// Kiln {}: {} * {} -> {}, {}.\n{}#include \"kiln/ops.cuh\"\n"
         "#include \"kiln/wgmma_conv.cuh\"\n\n{}extern \"C\" __global__ void "
         "__launch_bounds__({}, 1)\nKILN_NAME({}) {{\n{}}}\n",
         opName(n.op()).str(), x.str(), w.str(), y.str(), s.reason,
-        pl.halfInclude(), functions, kWgmmaThreads, pl.signature(), call);
+        pl.halfInclude(), functions, kWgmmaThreads, signature, call);
   } else {
     kk.source = fmt::format("// Kiln {}: {} * {} -> {}.\n{}"
                             "  kiln::{}<{}, {}>({}, {}, {}, {});\n}}\n",

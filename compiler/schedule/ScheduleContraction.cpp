@@ -150,14 +150,17 @@ std::optional<Schedule> wgmmaSchedule(const LinearShape &l, const TargetInfo &t,
 
 /// Makes w before the tiles (WgmmaSplitW `mode`: each run, or when its
 /// parameter changes) into a workspace of `floats`, and says so: "w split
-/// into a 32.0 MiB workspace each run". The blocks wait for each other
-/// after it: all resident, a cooperative launch.
+/// into a workspace of 32.0 MiB each run" (KiB below 1 MiB). The blocks wait
+/// for each other after it: all resident, a cooperative launch.
 void setSplitW(Schedule &s, WgmmaSplitW mode, const std::string &what,
                int64_t floats) {
   s.set("splitW", mode);
   s.launch.cooperative = true;
+  const double bytes = 4.0 * floats;
   s.reason += fmt::format(
-      ", {} into a {:.1f} MiB workspace {}", what, 4.0 * floats / (1 << 20),
+      ", {} into a workspace of {} {}", what,
+      bytes < (1 << 20) ? fmt::format("{:.0f} KiB", bytes / 1024)
+                        : fmt::format("{:.1f} MiB", bytes / (1 << 20)),
       mode == kWgmmaSplitFlagged ? "when its parameter changes" : "each run");
 }
 
@@ -394,10 +397,13 @@ llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
              : scheduleMatmul(g, t, precision, constantParams);
 }
 
-static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
-                                                 const ConvShape &c,
-                                                 const TargetInfo &t,
-                                                 MatmulPrecision precision);
+static std::optional<Schedule>
+wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
+                  MatmulPrecision precision, bool constantParams = false);
+
+/// The fewest values of w a block of the tensor-core convolution gathers
+/// for it to copy a made-once image of them instead (wgmmaConvSchedule).
+constexpr int64_t kConvImageMinGather = 8192;
 
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
                               const TargetInfo &t, MatmulPrecision precision) {
@@ -422,11 +428,15 @@ bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
 /// pass per output phase), output channels a multiple of 8, input rows of
 /// 16-byte multiples, the weight of a block's output channels (the most of
 /// 64, 32 at highest, that fit) and the patch ring within shared memory;
-/// nullopt otherwise (the FFMA kernel runs it).
-static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
-                                                 const ConvShape &c,
-                                                 const TargetInfo &t,
-                                                 MatmulPrecision precision) {
+/// nullopt otherwise (the FFMA kernel runs it). With constantParams, w a
+/// parameter and a block's part of it large enough, the blocks' images of
+/// the weight (as shared memory keeps them: rounded, 3xTF32's parts,
+/// swizzled) are made once into a workspace when the parameter changes,
+/// and each block copies its own (field `image`: their bytes; 0 where each
+/// block gathers its part from w).
+static std::optional<Schedule>
+wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
+                  MatmulPrecision precision, bool constantParams) {
   auto stride = n.getInts("stride"), pad = n.getInts("padding"),
        dil = n.getInts("dilation");
   const Shape &w = n.operand(1)->shape();
@@ -515,12 +525,28 @@ static std::optional<Schedule> wgmmaConvSchedule(const Node &n,
                                                  : "")
                   : "",
       nb, s.launch.grid, layout.weightBytes / 1024.0);
+  // The images: one a part (with phaseBlocks, a part and phase), where a
+  // block would gather at least kConvImageMinGather values of w. The
+  // cooperative launch cost about 15 us (an H100: 2-3% of the 1 x 1 and
+  // Cin 8 and 16 sweep graphs, whose blocks gather 2304 to 4608 values);
+  // from 8192 values the copies saved 1-6%, and on L2_19 (36864) 15%
+  // (bench/NOTES.md v25).
+  const int64_t gathered = int64_t{layout.taps} * c.cin * nb;
+  const int64_t image = constantParams && n.operand(1)->isParam() &&
+                                gathered >= kConvImageMinGather
+                            ? parts * (phaseBlocks ? sh * sw : 1) *
+                                  static_cast<int64_t>(layout.weightBytes)
+                            : 0;
+  s.set("image", image);
+  if (image > 0)
+    setSplitW(s, kWgmmaSplitFlagged, "the weight's block images", image / 4);
   return s;
 }
 
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                                              const TargetInfo &tg,
-                                             MatmulPrecision precision) {
+                                             MatmulPrecision precision,
+                                             bool constantParams) {
   const Node &n = *g.anchor;
   const Shape &x = n.operand(0)->shape(), &w = n.operand(1)->shape(),
               &y = n.result()->shape();
@@ -548,7 +574,8 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
     return attrError(n, "groups",
                      "{} groups are more than Kiln's GPU kernel takes (65535)",
                      groups);
-  if (std::optional<Schedule> s = wgmmaConvSchedule(n, c, tg, precision))
+  if (std::optional<Schedule> s =
+          wgmmaConvSchedule(n, c, tg, precision, constantParams))
     return std::move(*s);
   TileShape t = pickConvTile(pixels, cout / groups);
   llvm::Expected<Schedule> s = tiledSchedule(

@@ -63,7 +63,7 @@ llvm::Expected<Schedule> scheduleGroup(const FusionGroup &g,
   case GroupKind::Contraction:
     return scheduleContraction(g, t, precision, constantParams);
   case GroupKind::Convolution:
-    return scheduleConvolution(g, t, precision);
+    return scheduleConvolution(g, t, precision, constantParams);
   }
   llvm_unreachable("bad group kind");
 }

@@ -27,8 +27,9 @@
 namespace kiln {
 
 /// `precision` picks how f32 contractions run (the other kinds ignore it);
-/// with `constantParams` (CompileOptions::constantParams), a contraction
-/// may keep what it derives from a parameter across runs.
+/// with `constantParams` (CompileOptions::constantParams), a contraction or
+/// a tensor-core convolution may keep what it derives from a parameter
+/// across runs.
 llvm::Expected<Schedule>
 scheduleGroup(const FusionGroup &g, const TargetInfo &t,
               MatmulPrecision precision = MatmulPrecision::Highest,
@@ -46,7 +47,8 @@ llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
                                              bool constantParams);
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                                              const TargetInfo &t,
-                                             MatmulPrecision precision);
+                                             MatmulPrecision precision,
+                                             bool constantParams);
 
 /// Whether the kernel of contraction `anchor` takes a fused epilogue of
 /// elementwise nodes on target `t` at `precision` (linear on Hopper's

@@ -6,9 +6,16 @@
 // the tensor cores) or 3xTF32 (Passes 3: `highest`, as wgmma.cuh's linear,
 // adding each tap's tensor-core sums into an fp32 total):
 //   wgmmaConv<Conv2dParams<...> or ConvTranspose2dParams<...>, HasBias,
-//             Passes, NB, PhaseBlocks, Vec>(x, w, bias, epilogue)
+//             Passes, NB, PhaseBlocks, Vec, Image>(x, w, bias, epilogue
+//             [, image, launches, imageFlag])
 // epilogue(i, v) takes y's elements i.. i + Vec - 1 (NCHW index) in v
-// (Vec 2: adjacent columns, below):
+// (Vec 2: adjacent columns, below). With Image, each block copies its part
+// of the weight from `image` (parts x (PhaseBlocks: phases) of
+// WgmmaConvLayout::weightBytes, as shared memory keeps it), which the grid
+// first writes where *imageFlag is set (the parameters changed; block 0
+// clears it) and then waits at gridSync(launches): a cooperative launch.
+// Without it, each block gathers and rounds its part from w itself.
+//
 // y[n][co][oh][ow] = bias[co] + sum over ci, kh, kw of x[n][ci][ih][iw] *
 // w(ci, co, kh, kw), x outside its image reading 0, where conv2d has ih =
 // oh + kh DH - PH and w[co][ci][kh][kw], conv_transpose2d oh = ih SH - PH +
@@ -151,10 +158,12 @@ struct ConvStore {
 
 template <class G, bool HasBias, int Passes = 1,
           int NB = wgmmaConvChannels(G::Cout, Passes), bool PhaseBlocks = false,
-          int Vec = 1, class Epi = ConvStore>
+          int Vec = 1, bool Image = false, class Epi = ConvStore>
 __device__ __forceinline__ void
 wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
-          const float *__restrict__ bias, Epi epi) {
+          const float *__restrict__ bias, Epi epi, float *image = nullptr,
+          unsigned long long *launches = nullptr,
+          unsigned *imageFlag = nullptr) {
   static_assert(G::G == 1 && (G::kTransposed || (G::SH == 1 && G::SW == 1)),
                 "one group; conv2d of stride 1");
   static_assert(G::Cout % NB == 0 && NB % 8 == 0 && NB <= 64 &&
@@ -237,36 +246,72 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
       barrierInit(&full[s], 128);
       barrierInit(&empty[s], 256);
     }
-  // The weight (this block's NB output channels, its phase's taps), once:
-  // the phase's o-th tap in slices o * SPT + ci / 32, row r (channel part *
-  // NB + r), ci % 32 in the row's 16-byte chunks swizzled by r % 8 (as the
-  // wgmma descriptor expects), zeros for the channels past Cin of the last
-  // stage; 3xTF32: its TF32 big parts, then the small ones (v - big,
-  // rounded) in as many slices after them.
+  // The weight of a block (part's NB output channels, phase (rh, rw)'s
+  // taps) as its shared memory keeps it, written into dst by threads first,
+  // first + step, ...: the phase's o-th tap in slices o * SPT + ci / 32, row
+  // r (channel part * NB + r), ci % 32 in the row's 16-byte chunks swizzled
+  // by r % 8 (as the wgmma descriptor expects), zeros for the channels past
+  // Cin of the last stage; 3xTF32: its TF32 big parts, then the small ones
+  // (v - big, rounded) in as many slices after them.
   constexpr int CinP = Chunks * CC, Kept = L.taps;
-  for (int t = 0, o = 0; t < KT; ++t) {
-    if (PhaseBlocks && (!convTapInPhase(Tr, t / G::KW, SH, G::PH, G::DH, rh) ||
-                        !convTapInPhase(Tr, t % G::KW, SW, G::PW, G::DW, rw)))
-      continue;
-    for (int i = threadIdx.x; i < NB * CinP; i += blockDim.x) {
-      const int ci = i % CinP, r = i / CinP;
-      const int co = part * NB + r;
-      const float v = ci >= Cin ? 0.f
-                      : Tr      ? w[(ci * Cout + co) * KT + t]
-                                : w[(co * Cin + ci) * KT + t];
-      const int c32 = ci % 32;
-      const unsigned off = (o * SPT + ci / 32) * SliceBytes + r * 128 +
-                           (((c32 / 4) ^ (r % 8)) << 4) + (c32 % 4) * 4;
-      if constexpr (Passes == 3) {
-        const float big = roundTf32(v);
-        *reinterpret_cast<float *>(base + off) = big;
-        *reinterpret_cast<float *>(base + Kept * SPT * SliceBytes + off) =
-            smallPart(v, big);
-      } else {
-        *reinterpret_cast<float *>(base + off) = roundTf32(v);
+  auto fill = [&](unsigned char *dst, int ofPart, int rowPhase, int colPhase,
+                  i64 first, i64 step) {
+    for (int t = 0, o = 0; t < KT; ++t) {
+      if (PhaseBlocks &&
+          (!convTapInPhase(Tr, t / G::KW, SH, G::PH, G::DH, rowPhase) ||
+           !convTapInPhase(Tr, t % G::KW, SW, G::PW, G::DW, colPhase)))
+        continue;
+      for (i64 i = first; i < NB * CinP; i += step) {
+        const int ci = static_cast<int>(i % CinP);
+        const int r = static_cast<int>(i / CinP), co = ofPart * NB + r;
+        const float v = ci >= Cin ? 0.f
+                        : Tr      ? w[(ci * Cout + co) * KT + t]
+                                  : w[(co * Cin + ci) * KT + t];
+        const int c32 = ci % 32;
+        const unsigned off = (o * SPT + ci / 32) * SliceBytes + r * 128 +
+                             (((c32 / 4) ^ (r % 8)) << 4) + (c32 % 4) * 4;
+        if constexpr (Passes == 3) {
+          const float big = roundTf32(v);
+          *reinterpret_cast<float *>(dst + off) = big;
+          *reinterpret_cast<float *>(dst + Kept * SPT * SliceBytes + off) =
+              smallPart(v, big);
+        } else {
+          *reinterpret_cast<float *>(dst + off) = roundTf32(v);
+        }
       }
+      ++o;
     }
-    ++o;
+  };
+  if constexpr (Image) {
+    // The weight transformed once (when the parameters change: imageFlag),
+    // every block's image in global memory, parts x (PhaseBlocks: phases)
+    // of L.weightBytes, the grid's threads sharing each; then each block
+    // copies its own, 16 bytes a copy.
+    constexpr int Images = PhaseBlocks ? Phases : 1;
+    if (*imageFlag != 0) {
+      const i64 thread =
+          static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
+      for (int m = 0; m < Parts * Images; ++m)
+        fill(reinterpret_cast<unsigned char *>(image) +
+                 static_cast<i64>(m) * L.weightBytes,
+             m / Images, m % Images / SW, m % Images % SW, thread,
+             static_cast<i64>(gridDim.x) * blockDim.x);
+      // Every thread has read the flag before its block arrives here, so
+      // block 0 may clear it once past.
+      gridSync(launches);
+      if (blockIdx.x == 0 && threadIdx.x == 0)
+        *imageFlag = 0;
+    }
+    const unsigned char *src =
+        reinterpret_cast<const unsigned char *>(image) +
+        static_cast<i64>(part * Images + (PhaseBlocks ? phase : 0)) *
+            L.weightBytes;
+    for (int i = threadIdx.x; i < L.weightBytes / 16; i += blockDim.x)
+      copy16(smem(base) + 16 * i, src + 16 * i, true);
+    copyCommit();
+    copyWait<0>();
+  } else {
+    fill(base, part, rh, rw, threadIdx.x, blockDim.x);
   }
   fenceAsyncProxy();
   __syncthreads();
@@ -506,7 +551,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
       }
   }
 #else
-  (void)x, (void)w, (void)bias, (void)epi;
+  (void)x, (void)w, (void)bias, (void)epi, (void)image, (void)launches,
+      (void)imageFlag;
   __trap(); // never scheduled off sm_90a
 #endif
 }

@@ -117,7 +117,7 @@ TEST(WgmmaSchedule, HighestSplitsWOnceFrom32RowTiles) {
       linearSchedule(1024, 300, MatmulPrecision::Highest, "sm_90", 3969);
   EXPECT_EQ(tall.get("splitW"), 1) << tall.str();
   EXPECT_TRUE(tall.launch.cooperative);
-  EXPECT_NE(tall.reason.find("w split into a 2.3 MiB workspace each run"),
+  EXPECT_NE(tall.reason.find("w split into a workspace of 2.3 MiB each run"),
             std::string::npos)
       << tall.reason;
   const Schedule short_ =
@@ -146,7 +146,7 @@ TEST(WgmmaSchedule, ConstantParametersKeepTheSplitAcrossRuns) {
   const Schedule kept = schedule("param", 4096);
   EXPECT_EQ(kept.get("splitW"), kWgmmaSplitFlagged) << kept.str();
   EXPECT_TRUE(kept.launch.cooperative);
-  EXPECT_NE(kept.reason.find("w split into a 2.3 MiB workspace when its "
+  EXPECT_NE(kept.reason.find("w split into a workspace of 2.3 MiB when its "
                              "parameter changes"),
             std::string::npos)
       << kept.reason;
@@ -183,7 +183,7 @@ TEST(WgmmaSchedule, MatmulWithA2DRightOperandRunsOnTensorCores) {
   EXPECT_EQ(s.get("tiles"), wgmmaBlocks(150, 200, 128));
   EXPECT_TRUE(s.launch.cooperative);
   EXPECT_NE(s.reason.find("the 512 x 200 operand transposed and split into "
-                          "a 0.8 MiB workspace each run"),
+                          "a workspace of 800 KiB each run"),
             std::string::npos)
       << s.reason;
   const Schedule high =
@@ -201,7 +201,7 @@ TEST(WgmmaSchedule, MatmulWithA2DRightOperandRunsOnTensorCores) {
   EXPECT_EQ(batched.kernel, "wgmmaLinear") << batched.str();
   EXPECT_EQ(batched.get("tiles"), 3 * wgmmaBlocks(8, 64, 128));
   EXPECT_NE(batched.reason.find("the right operand's 512 x 64 matrices (3) "
-                                "transposed into a 0.4 MiB workspace each "
+                                "transposed into a workspace of 384 KiB each "
                                 "run, 3 batches"),
             std::string::npos)
       << batched.reason;
@@ -296,12 +296,13 @@ TEST(WgmmaSchedule, FewTilesSplitK) {
 Schedule convSchedule(const std::string &op, const std::string &x,
                       const std::string &w, const std::string &attrs,
                       MatmulPrecision precision,
-                      const std::string &arch = "sm_90") {
+                      const std::string &arch = "sm_90",
+                      bool constantParams = false) {
   return scheduleOf(fmt::format("graph c(x: f32[{}]) {{\n"
                                 "  param w: f32[{}] = zeros\n"
                                 "  y = {}(x, w{})\n  return y\n}}\n",
                                 x, w, op, attrs),
-                    arch, precision);
+                    arch, precision, constantParams);
 }
 
 // A convolution with one group runs on the tensor cores (wgmmaConv): conv2d
@@ -435,6 +436,57 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
                          "", MatmulPrecision::High, "sm_80")
                 .kernel,
             "convTranspose2d");
+}
+
+// With constant parameters the tensor-core convolution makes its blocks'
+// images of the weight once (when the parameter changes) into a workspace
+// of a part's shared-memory weight per part (with blocks by phase, per part
+// and phase), a cooperative launch, where a block's part has 8192 values or
+// more; without them, with a weight that is a graph input, or a smaller
+// part, each block gathers its part from w.
+TEST(WgmmaSchedule, ConvolutionWeightImagesWithConstantParameters) {
+  const Schedule l2_19 =
+      convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
+                   MatmulPrecision::High, "sm_90", /*constantParams=*/true);
+  ASSERT_EQ(l2_19.kernel, "wgmmaConv") << l2_19.str();
+  EXPECT_EQ(l2_19.get("image"), 9 * 2 * 64 * 128); // one part of 64
+  EXPECT_EQ(l2_19.get("splitW"), kWgmmaSplitFlagged);
+  EXPECT_TRUE(l2_19.launch.cooperative);
+  EXPECT_NE(l2_19.reason.find("when its parameter changes"), std::string::npos)
+      << l2_19.reason;
+  // Two parts of 64 at high; 3xTF32's parts of 32 keep big and small.
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 32, 32", "128, 64, 3, 3",
+                         ", padding=1", MatmulPrecision::High, "sm_90", true)
+                .get("image"),
+            2 * (9 * 2 * 64 * 128));
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 32, 32", "128, 64, 3, 3",
+                         ", padding=1", MatmulPrecision::Highest, "sm_90", true)
+                .get("image"),
+            4 * (9 * 2 * 32 * 128 * 2));
+  // By phase: a part of 64 and 4 phases of 4 taps.
+  const Schedule byPhase = convSchedule(
+      "conv_transpose2d", "2, 128, 64, 64", "128, 64, 4, 4",
+      ", stride=2, padding=1", MatmulPrecision::High, "sm_90", true);
+  ASSERT_EQ(byPhase.get("phaseBlocks"), 1) << byPhase.str();
+  EXPECT_EQ(byPhase.get("image"), 4 * (4 * 4 * 64 * 128));
+  // A block's part of fewer than 8192 values: gathered (the cooperative
+  // launch would cost more): Cin 8 into 32 channels, 9 taps (2304).
+  EXPECT_EQ(convSchedule("conv2d", "2, 8, 64, 64", "32, 8, 3, 3", ", padding=1",
+                         MatmulPrecision::High, "sm_90", true)
+                .get("image"),
+            0);
+  // Not constant: gathered by each block, no grid barrier.
+  const Schedule gathered =
+      convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
+                   MatmulPrecision::High);
+  EXPECT_EQ(gathered.get("image"), 0);
+  EXPECT_FALSE(gathered.launch.cooperative);
+  const Schedule input =
+      scheduleOf("graph c(x: f32[2, 64, 32, 32], w: f32[64, 64, 3, 3]) {\n"
+                 "  y = conv2d(x, w, padding=1)\n  return y\n}\n",
+                 "sm_90", MatmulPrecision::High, /*constantParams=*/true);
+  ASSERT_EQ(input.kernel, "wgmmaConv") << input.str();
+  EXPECT_EQ(input.get("image"), 0);
 }
 
 // TF32 (one pass) needs only K % 4 == 0, however small K is.

@@ -1189,6 +1189,24 @@ std::vector<Case> cases() {
   cs.push_back({"conv_tc_s3d2", s3d2, {{2, 16, 13, 12}}});
   cs.push_back(
       {"conv_tc_s2k4_offset", s2k4, {{2, 32, 15, 16}, {2, 64, 30, 32}}, 100});
+  // The tensor-core convolutions run as the CLI compiles them, with
+  // constant parameters: each block copies its image of the weight, made
+  // once (GpuConstantParams checks that it is made again when the
+  // parameters change); four also as without them, each block gathering its
+  // part from w.
+  std::vector<Case> gathered;
+  for (Case &c : cs) {
+    if (c.name.rfind("conv_tc", 0) != 0)
+      continue;
+    if (c.name == "conv_tc_transposed_high" ||
+        c.name == "conv_tc_s2k4_residual_high" ||
+        c.name == "conv_tc_by_phase" || c.name == "conv_tc_s2k3") {
+      gathered.push_back(c);
+      gathered.back().name += "_gathered";
+    }
+    c.constantParams = true;
+  }
+  cs.insert(cs.end(), gathered.begin(), gathered.end());
   return cs;
 }
 

@@ -26,6 +26,9 @@ struct Case {
   double nanRate = 0; // fraction of input elements set to NaN
   double tol = 2e-6;  // on ||gpu - ref|| / ||ref||
   MatmulPrecision precision = MatmulPrecision::Highest;
+  /// CompileOptions::constantParams (kernels keep what they derive from the
+  /// parameters across runs, as the CLI compiles).
+  bool constantParams = false;
 };
 
 /// Every case of the GPU suite.

@@ -127,6 +127,7 @@ TEST_P(GpuKernels, MatchesReference) {
   std::vector<HostTensor> inputs = fresh();
   CompileOptions opts;
   opts.matmulPrecision = c.precision;
+  opts.constantParams = c.constantParams;
   auto s = prepareGpu(**g, inputs, nullptr, "", opts);
   ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
   rt::Device &dev = *s->exe->device();
@@ -271,28 +272,43 @@ TEST_F(GpuSigmoid, SigmoidAndSwishMatchFloat64PointByPoint) {
 }
 
 // With constant parameters a 3xTF32 linear over 33 row tiles splits w once
-// and keeps the parts (and a matmul its transposed right operand): scaling
-// w by 2 (exact in f32 and in the split) must scale y by exactly 2 once the
-// kernel splits again: after paramsUpdated(), or when run() gets another
-// parameter buffer; until then y stays as it was (the documented contract:
-// the parts are derived from the old values).
-class GpuConstantParams : public GpuTest,
-                          public ::testing::WithParamInterface<const char *> {};
+// and keeps the parts (a matmul its transposed right operand, a
+// tensor-core convolution its blocks' images of the weight): scaling w by 2
+// (exact in f32, in the split and in TF32's rounding) must scale y by
+// exactly 2 once the kernel splits again: after paramsUpdated(), or when
+// run() gets another parameter buffer; until then y stays as it was (the
+// documented contract: the parts are derived from the old values).
+struct ConstantParamsCase {
+  const char *name, *graph;
+  std::vector<int64_t> x; // the input's shape
+  MatmulPrecision precision;
+};
+
+class GpuConstantParams
+    : public GpuTest,
+      public ::testing::WithParamInterface<ConstantParamsCase> {};
 
 TEST_P(GpuConstantParams, SplitWeightsFollowTheParameters) {
-  auto g = parseGraph(GetParam(), "constant.kg");
+  auto g = parseGraph(GetParam().graph, "constant.kg");
   ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
   std::mt19937_64 rng(11);
   std::vector<HostTensor> inputs;
-  inputs.push_back(randomTensor(DType::F32, {4100, 512}, rng, 0, 0));
+  inputs.push_back(randomTensor(DType::F32, GetParam().x, rng, 0, 0));
   CompileOptions opts;
   opts.constantParams = true;
+  opts.matmulPrecision = GetParam().precision;
   auto s = prepareGpu(**g, inputs, nullptr, "", opts);
   ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
   ASSERT_EQ(s->exe->schedules()[0].get("splitW"), kWgmmaSplitFlagged)
       << s->exe->schedules()[0].str();
   rt::Device &dev = *s->exe->device();
-  Case c{"constant parameters", "", {{4100, 512}}};
+  // TF32 (high): about 3e-4 measured, within GpuCases' tf32Tol.
+  Case c{"constant parameters",
+         "",
+         {GetParam().x},
+         0,
+         0,
+         GetParam().precision == MatmulPrecision::High ? 3e-3 : 2e-6};
   auto runOnce = [&]() -> std::vector<float> {
     EXPECT_FALSE(static_cast<bool>(s->poisonOutputs()));
     EXPECT_FALSE(static_cast<bool>(s->run()));
@@ -306,7 +322,8 @@ TEST_P(GpuConstantParams, SplitWeightsFollowTheParameters) {
   const std::vector<float> y1 = runOnce();
   expectMatches(c, **g, *s, inputs, 0);
   // w times `scale`, written into `dst`.
-  const size_t wCount = 200 * 512;
+  const size_t wCount =
+      static_cast<size_t>((**g).params()[0]->shape().numElements());
   std::vector<float> w(wCount);
   ASSERT_FALSE(static_cast<bool>(
       dev.copyToHost(w.data(), s->params[0].ptr(), wCount * 4)));
@@ -342,13 +359,40 @@ TEST_P(GpuConstantParams, SplitWeightsFollowTheParameters) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    LinearAndMatmul, GpuConstantParams,
-    ::testing::Values("graph lin(x: f32[M, 512]) {\n"
-                      "  param w: f32[200, 512] = uniform(-1, 1, seed=1)\n"
-                      "  y = linear(x, w)\n  return y\n}\n",
-                      "graph mm(x: f32[M, 512]) {\n"
-                      "  param w: f32[512, 200] = uniform(-1, 1, seed=1)\n"
-                      "  y = matmul(x, w)\n  return y\n}\n"));
+    LinearMatmulAndConvolutions, GpuConstantParams,
+    ::testing::Values(
+        ConstantParamsCase{"linear",
+                           "graph lin(x: f32[M, 512]) {\n"
+                           "  param w: f32[200, 512] = uniform(-1, 1, seed=1)\n"
+                           "  y = linear(x, w)\n  return y\n}\n",
+                           {4100, 512},
+                           MatmulPrecision::Highest},
+        ConstantParamsCase{"matmul",
+                           "graph mm(x: f32[M, 512]) {\n"
+                           "  param w: f32[512, 200] = uniform(-1, 1, seed=1)\n"
+                           "  y = matmul(x, w)\n  return y\n}\n",
+                           {4100, 512},
+                           MatmulPrecision::Highest},
+        // Two parts of the output channels, each block's image copied.
+        ConstantParamsCase{"conv2d",
+                           "graph c(x: f32[N, 24, 19, 20]) {\n"
+                           "  param w: f32[128, 24, 3, 3] = uniform(-1, 1, "
+                           "seed=1)\n"
+                           "  y = conv2d(x, w, padding=1)\n  return y\n}\n",
+                           {3, 24, 19, 20},
+                           MatmulPrecision::High},
+        // Blocks by output phase (each phase's taps), 3xTF32's parts.
+        ConstantParamsCase{"conv_transpose2d",
+                           "graph ct(x: f32[N, 64, 9, 12]) {\n"
+                           "  param w: f32[64, 32, 4, 4] = uniform(-1, 1, "
+                           "seed=1)\n"
+                           "  y = conv_transpose2d(x, w, stride=2, padding=1)\n"
+                           "  return y\n}\n",
+                           {2, 64, 9, 12},
+                           MatmulPrecision::Highest}),
+    [](const ::testing::TestParamInfo<ConstantParamsCase> &i) {
+      return std::string(i.param.name);
+    });
 
 // Executable::compile creates the device's context on another thread while
 // the kernels compile, and the calling thread must come out with it

@@ -1,7 +1,8 @@
 //===- KernelSourcesTest.cpp - Generated sources, fixed by their hashes ---===//
 //
 // No GPU needed. The source of every kernel generated for every case of the
-// GPU suite and every example graph, for sm_90 (132 SMs) and sm_80 (108),
+// GPU suite (with its options) and every example graph (as the CLI compiles
+// it: constant parameters), for sm_90 (132 SMs) and sm_80 (108),
 // hashed and compared with tests/data/kernel_sources.txt: a change to the
 // compiler that is meant to keep behaviour (a refactor) must keep every
 // line. A change meant to alter kernels rewrites the file with
@@ -35,11 +36,12 @@ const std::pair<const char *, int64_t> kExamples[] = {
 /// "CASE ARCH INDEX NAME HASH" for each kernel of `g` at `shapes`.
 void hashLines(const std::string &name, const Graph &g,
                const std::vector<llvm::SmallVector<int64_t, 6>> &shapes,
-               std::string &out,
-               MatmulPrecision precision = MatmulPrecision::Highest) {
+               std::string &out, MatmulPrecision precision,
+               bool constantParams) {
   for (const char *arch : {"sm_90", "sm_80"}) {
     CompileOptions opts = offlineOptions(true, arch);
     opts.matmulPrecision = precision;
+    opts.constantParams = constantParams;
     auto exe = Executable::compile(g, shapes, opts);
     if (!exe) {
       // A case the target refuses (a located error) is part of the record.
@@ -62,7 +64,7 @@ TEST(KernelSources, MatchTheirRecordedHashes) {
     std::vector<llvm::SmallVector<int64_t, 6>> shapes;
     for (const std::vector<int64_t> &s : c.shapes)
       shapes.emplace_back(s.begin(), s.end());
-    hashLines(c.name, **g, shapes, text, c.precision);
+    hashLines(c.name, **g, shapes, text, c.precision, c.constantParams);
   }
   for (const auto &[file, n] : kExamples) {
     auto g =
@@ -70,7 +72,8 @@ TEST(KernelSources, MatchTheirRecordedHashes) {
     ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
     llvm::SmallVector<int64_t, 6> shape = (*g)->inputs()[0]->shape().sizes();
     shape[0] = n;
-    hashLines(file, **g, {shape}, text);
+    // As the CLI compiles them (kiln plan, bench: constant parameters).
+    hashLines(file, **g, {shape}, text, MatmulPrecision::Highest, true);
   }
   const std::string golden =
       std::string(KILN_SOURCE_DIR) + "/tests/data/kernel_sources.txt";

@@ -423,8 +423,10 @@ TEST(WgmmaCompile, EveryVariantUsesTensorCoresOnSm90a) {
 // weight slice), 8 input channels (zeros to 16) into 128 output channels
 // (two parts of 64), 40 output channels (parts of 8), strided
 // conv_transposed2d (4 output phases: kernel 3 with output_padding, kernel
-// 4; parts of 16), a fused epilogue, and 3xTF32 variants (the strided one
-// apart: it spills, WgmmaConvCompile.StridedTransposed3xTf32).
+// 4; parts of 16), a fused epilogue, 3xTF32 variants (the strided one
+// apart: it spills, WgmmaConvCompile.StridedTransposed3xTf32), and the
+// weight copied from the blocks' images (made once: a grid barrier), at TF32
+// and, by phase, 3xTF32.
 const char *const kWgmmaConvSource = R"(
 #include "kiln/wgmma_conv.cuh"
 #define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
@@ -477,6 +479,21 @@ KERNEL(conv_pad_3xtf32)(const float *x, const float *w, float *y) {
   kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 19, 24, 64, 3, 3, 1, 1, 1, 1>,
                   false, 3>(x, w, nullptr, kiln::ConvStore{y});
 }
+KERNEL(convt_l2_19_image)(const float *x, const float *w, const float *b,
+                          float *y, float *image, unsigned long long *launches,
+                          unsigned *flag) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>,
+                  true, 1, 64, false, 1, true>(x, w, b, kiln::ConvStore{y},
+                                               image, launches, flag);
+}
+KERNEL(convt_s2_k4_by_phase_image)(const float *x, const float *w, float *y,
+                                   float *image, unsigned long long *launches,
+                                   unsigned *flag) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 64, 9, 12, 32, 4, 4, 2, 2, 1,
+                                              1>,
+                  false, 3, 32, true, 1, true>(
+      x, w, nullptr, kiln::ConvStore{y}, image, launches, flag);
+}
 )";
 
 TEST(WgmmaConvCompile, EveryVariantUsesTensorCoresOnSm90a) {
@@ -495,6 +512,7 @@ TEST(WgmmaConvCompile, EveryVariantUsesTensorCoresOnSm90a) {
             std::string::npos);
   EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos); // 3xTF32
   EXPECT_NE(ptx.find("cp.async.mbarrier.arrive.noinc"), std::string::npos);
+  EXPECT_NE(ptx.find("atom.add.release.gpu.global.u64"), std::string::npos);
   for (const char *arch : {"sm_90", "sm_80"}) {
     Compiled other = compile(kWgmmaConvSource, arch, "wgmma_conv_test.cu");
     ASSERT_TRUE(other.ok) << arch << ":\n" << other.log;
