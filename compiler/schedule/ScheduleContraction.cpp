@@ -405,6 +405,10 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
 /// for it to copy a made-once image of them instead (wgmmaConvSchedule).
 constexpr int64_t kConvImageMinGather = 8192;
 
+/// The least K (taps x input channels, rounded up to 16) for which the
+/// tensor-core convolution takes 128 output channels a block.
+constexpr int64_t kConvWideMinK = 144;
+
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
                               const TargetInfo &t, MatmulPrecision precision) {
   // The tensor-core convolution's: elementwise nodes, no group_norm yet.
@@ -459,9 +463,19 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
                            static_cast<int>(dil[0]), static_cast<int>(dil[1]),
                            static_cast<int>(c.cin), nb, passes, phaseBlocks);
   };
-  // The widest part of the output channels whose weight fits.
+  // The widest part of the output channels whose weight fits. 128 only
+  // with one accumulator buffer (not both column phases of a tile) and a K
+  // of kConvWideMinK or more: an H100 ran 3 x 3 32 -> 128 (K 288) 20%
+  // faster in parts of 128 than of 64 (x read once, half the fragment
+  // loads a product), the 1 x 1 64 -> 128 (K 64), whose stores dominate,
+  // 4% slower (bench/NOTES.md v25).
   auto widest = [&](bool phaseBlocks) {
-    int nb = wgmmaConvChannels(static_cast<int>(c.cout), passes);
+    int nb = wgmmaConvChannels(static_cast<int>(c.cout), passes,
+                               passes == 1 && sw == 2 && !phaseBlocks);
+    if (nb == 128 &&
+        int64_t{layoutFor(nb, phaseBlocks).taps} * ((c.cin + 15) / 16 * 16) <
+            kConvWideMinK)
+      nb = 64;
     while (nb > 8 &&
            layoutFor(nb, phaseBlocks).sharedBytes() > t.maxSharedPerBlock)
       nb /= 2;

@@ -239,13 +239,16 @@ struct WgmmaConvLayout {
 };
 
 /// The output channels a block of wgmmaConv takes at most (the
-/// scheduler halves it while the weight does not fit): the widest of 64 (TF32)
-/// or 32 (3xTF32), 16 and 8 that divides Cout.
-KILN_HOST_DEVICE constexpr int wgmmaConvChannels(int cout, int passes) {
-  return cout % 64 == 0 && passes == 1 ? 64
-         : cout % 32 == 0              ? 32
-         : cout % 16 == 0              ? 16
-                                       : 8;
+/// scheduler halves it while the weight does not fit): the widest of 128
+/// (TF32 with one accumulator buffer: not both column phases a tile), 64
+/// (TF32) or 32 (3xTF32), 16 and 8 that divides Cout.
+KILN_HOST_DEVICE constexpr int wgmmaConvChannels(int cout, int passes,
+                                                 bool columnPairs = false) {
+  return cout % 128 == 0 && passes == 1 && !columnPairs ? 128
+         : cout % 64 == 0 && passes == 1                ? 64
+         : cout % 32 == 0                               ? 32
+         : cout % 16 == 0                               ? 16
+                                                        : 8;
 }
 
 /// Work items: 16 x 16 tiles of each output phase (s rows apart) of each

@@ -48,7 +48,9 @@
 // weight (the scheduler's choice where all taps would leave narrow parts).
 //
 // Requires (the scheduler checks, the template asserts): one group, conv2d
-// of stride 1, Cout % NB == 0 with NB in 8..64 (3xTF32: 32), W % 4 == 0
+// of stride 1, Cout % NB == 0 with NB 8, 16, 32, 64 or 128 (3xTF32: 32 at
+// most; 128 not with both column phases of a tile, whose two accumulator
+// buffers would not fit the registers), W % 4 == 0
 // (16-byte rows), 16-byte aligned x, the weight part and the ring within
 // shared memory (WgmmaConvLayout::sharedBytes()). H200, L2_19's [128, 64,
 // 256, 256] conv_transpose2d: 3.6 ms, about 170 TFLOP/s (cuDNN's TF32
@@ -123,11 +125,13 @@ wgmmaTf32RsN8(float (&d)[4], const unsigned (&a)[4], u64 descB) {
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB));
 }
 
-/// d (+)= A * B with the accumulators' width: n64, n32, n16 or n8.
+/// d (+)= A * B with the accumulators' width: n128, n64, n32, n16 or n8.
 template <int NB>
 __device__ __forceinline__ void convMma(float (&d)[NB / 2],
                                         const unsigned (&a)[4], u64 descB) {
-  if constexpr (NB == 64)
+  if constexpr (NB == 128)
+    wgmmaTf32RsN128(d, a, descB, 1);
+  else if constexpr (NB == 64)
     wgmmaTf32RsN64(d, a, descB);
   else if constexpr (NB == 32)
     wgmmaTf32RsN32(d, a, descB);
@@ -157,8 +161,10 @@ struct ConvStore {
 };
 
 template <class G, bool HasBias, int Passes = 1,
-          int NB = wgmmaConvChannels(G::Cout, Passes), bool PhaseBlocks = false,
-          int Vec = 1, bool Image = false, class Epi = ConvStore>
+          int NB = wgmmaConvChannels(
+              G::Cout, Passes, Passes == 1 && G::kTransposed && G::SW == 2),
+          bool PhaseBlocks = false, int Vec = 1, bool Image = false,
+          class Epi = ConvStore>
 __device__ __forceinline__ void
 wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, Epi epi, float *image = nullptr,
@@ -166,9 +172,9 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           unsigned *imageFlag = nullptr) {
   static_assert(G::G == 1 && (G::kTransposed || (G::SH == 1 && G::SW == 1)),
                 "one group; conv2d of stride 1");
-  static_assert(G::Cout % NB == 0 && NB % 8 == 0 && NB <= 64 &&
-                    (Passes == 1 || NB <= 32),
-                "the output channels in parts of 8 to 64 (3xTF32: 32)");
+  static_assert(G::Cout % NB == 0 && NB % 8 == 0 && NB <= 128 &&
+                    (NB <= 64 || NB == 128) && (Passes == 1 || NB <= 32),
+                "the output channels in parts of 8 to 128 (3xTF32: 32)");
   static_assert(G::W % 4 == 0, "16-byte rows");
   static_assert(Passes == 1 || Passes == 3, "TF32 or 3xTF32");
   constexpr bool Tr = G::kTransposed;
@@ -213,6 +219,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   constexpr int CP = Passes == 1 && SW == 2 && !PhaseBlocks ? 2 : 1;
   static_assert(Vec == 1 || (Vec == 2 && CP == 2 && Wo % 2 == 0),
                 "pairs of columns: both column phases, even rows");
+  static_assert(NB <= 64 || CP == 1,
+                "128 channels take one accumulator buffer's registers");
   constexpr int Groups = Phases / CP; // an item's phases: one, or a row's
   constexpr int items = PhaseBlocks ? tiles : tiles * Groups;
   if constexpr (PhaseBlocks) {
@@ -359,9 +367,12 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   const int c = role - 1, lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
   const int g = lane / 4, tq = lane % 4;
   const unsigned wBase = smem(base);
-  float b[NB / 4];
+  // The bias of this thread's channels, kept in registers up to 64 channels
+  // (128: read in the epilogue, beside the 128 accumulators).
+  constexpr bool BiasKept = NB <= 64;
+  float b[BiasKept ? NB / 4 : 1];
 #pragma unroll
-  for (int j = 0; j < NB / 8; ++j)
+  for (int j = 0; j < (BiasKept ? NB / 8 : 0); ++j)
 #pragma unroll
     for (int e = 0; e < 2; ++e)
       b[2 * j + e] = HasBias ? bias[part * NB + 8 * j + 2 * tq + e] : 0.f;
@@ -374,14 +385,19 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     // (16 of K) accumulate in acc[tap % 2] from zero and are added into
     // total in fp32 once done, while the next tap's run (as the linear's
     // kWgmmaPromoteK: tensor-core sums over 144 of K, a stage's, left L2_19
-    // 22% less accurate than fp32). TF32 never touches total, and buffer 1
-    // only with CP 2 (the second column phase's sums).
-    float acc[2][2][NB / 2], total[2][NB / 2];
+    // 22% less accurate than fp32). TF32 never touches total, and has
+    // buffer 1 only with CP 2 (the second column phase's sums).
+    constexpr int Bufs = Passes == 3 || CP == 2 ? 2 : 1;
+    float acc[Bufs][2][NB / 2], total[2][NB / 2];
 #pragma unroll
     for (int m = 0; m < 2; ++m)
 #pragma unroll
-      for (int i = 0; i < NB / 2; ++i)
-        acc[0][m][i] = 0.f, acc[1][m][i] = 0.f, total[m][i] = 0.f;
+      for (int i = 0; i < NB / 2; ++i) {
+#pragma unroll
+        for (int u = 0; u < Bufs; ++u)
+          acc[u][m][i] = 0.f;
+        total[m][i] = 0.f;
+      }
     // total += acc[buf], then acc[buf] = 0 (its products are done).
     auto promote = [&](int buf) {
       pin(acc[buf][0]);
@@ -525,9 +541,12 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           for (int e = 0; e < 2; ++e) {
             const int co = part * NB + 8 * j + 2 * tq + e;
             const i64 row = ((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo;
+            const float bv = !HasBias   ? 0.f
+                             : BiasKept ? b[BiasKept ? 2 * j + e : 0]
+                                        : __ldg(bias + co);
             // Column phase cw's value (acc[cw] with CP 2).
             auto value = [&](int cw) {
-              return acc[cw][m][4 * j + 2 * h + e] + b[2 * j + e];
+              return acc[cw][m][4 * j + 2 * h + e] + bv;
             };
             const int ow = SW * (ow0 + g + 8 * h) + (CP == 2 ? 0 : phase % SW);
             if constexpr (Vec == 2) {

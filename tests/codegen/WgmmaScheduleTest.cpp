@@ -307,8 +307,9 @@ Schedule convSchedule(const std::string &op, const std::string &x,
 
 // A convolution with one group runs on the tensor cores (wgmmaConv): conv2d
 // of stride 1 and conv_transpose2d of any stride (a pass per output phase),
-// output channels a multiple of 8 taken in parts of up to 64 (highest: 32)
-// by blocks of their own, TF32 at high and medium, 3xTF32 at highest; input
+// output channels a multiple of 8 taken in parts of up to 128 (where K is
+// 144 or more and one accumulator buffer serves; else 64; highest: 32) by
+// blocks of their own, TF32 at high and medium, 3xTF32 at highest; input
 // rows of 16-byte multiples, the weight of a part and the patch ring within
 // 227 KiB (narrower parts, then two stages, where they do not fit).
 // Everything else keeps the FFMA kernel.
@@ -368,6 +369,17 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
        MatmulPrecision::High, 32, 2 * 2 * 2},
       {"128 output channels", "conv2d", "2, 64, 32, 32", "128, 64, 3, 3",
        ", padding=1", MatmulPrecision::High, 64, 2 * 2 * 2},
+      // 128 a block where its weight fits (144 KiB) and K = 288.
+      {"128 from 32 channels", "conv2d", "2, 32, 32, 32", "128, 32, 3, 3",
+       ", padding=1", MatmulPrecision::High, 128, 2 * 2 * 2},
+      // A 1 x 1 of 64 channels: K 64, parts of 64.
+      {"1 x 1 into 128", "conv2d", "2, 64, 32, 32", "128, 64, 1, 1", "",
+       MatmulPrecision::High, 64, 2 * 2 * 2},
+      // Both column phases a tile (two accumulator buffers): 64 at most.
+      // 32 x 32 outputs: a 16 x 16 tile of each phase, two row phases.
+      {"stride 2 into 128", "conv_transpose2d", "2, 16, 16, 16",
+       "16, 128, 3, 3", ", stride=2, padding=1, output_padding=1",
+       MatmulPrecision::High, 64, 2 * 2},
       {"128 at highest", "conv2d", "2, 64, 32, 32", "128, 64, 3, 3",
        ", padding=1", MatmulPrecision::Highest, 32, 2 * 2 * 2},
       {"Cin 8 (zeros to 16)", "conv2d", "2, 8, 32, 32", "64, 8, 3, 3", "",
@@ -389,8 +401,11 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
     const Schedule s = convSchedule(c.op, c.x, c.w, c.attrs, c.precision);
     ASSERT_EQ(s.kernel, "wgmmaConv") << c.what;
     EXPECT_EQ(s.get("phaseBlocks"), 0) << c.what;
-    // Pairs of columns where both column phases make even rows (128).
-    EXPECT_EQ(s.get("vec"), std::string(c.what) == "stride 2, kernel 4" ? 2 : 1)
+    // Pairs of columns where both column phases make even rows.
+    EXPECT_EQ(s.get("vec"), std::string(c.what) == "stride 2, kernel 4" ||
+                                    std::string(c.what) == "stride 2 into 128"
+                                ? 2
+                                : 1)
         << c.what;
     EXPECT_EQ(s.get("nb"), c.nb) << c.what;
     EXPECT_EQ(s.get("tiles"), c.items) << c.what;

@@ -1064,8 +1064,8 @@ std::vector<Case> cases() {
                 0,
                 tf32Tol,
                 high});
-  // Any output channels that are a multiple of 8 (parts of 64, 32, 16, 8
-  // to a block), input channels padded with zeros to 16, strided
+  // Any output channels that are a multiple of 8 (parts of 128, 64, 32,
+  // 16, 8 to a block), input channels padded with zeros to 16, strided
   // conv_transpose2d by output phases, and fused epilogues.
   auto convChain = [](const std::string &x, const std::string &conv,
                       const std::string &w, int64_t cout,
@@ -1111,6 +1111,26 @@ std::vector<Case> cases() {
                 high});
   cs.push_back(
       {"conv_tc_cin3_high", cin3, {{3, 3, 21, 24}}, 0, 0, tf32Tol, high});
+  // 128 output channels a block (K = 9 x 32): a partial tile row (23), a
+  // residual add in the epilogue, NaN.
+  const std::string cout128 =
+      convChain("x: f32[N, 32, 23, 28], r: f32[N, 128, 23, 28]",
+                "conv2d(x, w, b, padding=1)", "128, 32, 3, 3", 128,
+                "  z = add(y, r)\n  return z\n");
+  cs.push_back({"conv_tc_cout128_residual_high",
+                cout128,
+                {{2, 32, 23, 28}, {2, 128, 23, 28}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"conv_tc_cout128_nan_high",
+                cout128,
+                {{2, 32, 23, 28}, {2, 128, 23, 28}},
+                0,
+                0.01,
+                tf32Tol,
+                high});
   cs.push_back({"conv_tc_cout40_silu_high",
                 cout40,
                 {{2, 16, 17, 20}},
