@@ -449,19 +449,21 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   });
   const bool transposed = n.op() == OpKind::ConvTranspose2d;
   if (!t.hasWgmma() || !f32 || c.groups != 1 || c.cin < 1 || c.cout < 8 ||
-      c.pixels() < 1 || c.cout % 8 != 0 || c.w % 4 != 0 ||
-      (!transposed && (stride[0] != 1 || stride[1] != 1)))
+      c.pixels() < 1 || c.cout % 8 != 0 || c.w % 4 != 0)
     return std::nullopt;
   const bool accurate = precision == MatmulPrecision::Highest;
   const int passes = accurate ? 3 : 1;
+  // Output phases: conv_transpose2d's stride (conv2d's spaces the input
+  // the tiles read, in the layout).
   const int sh = transposed ? static_cast<int>(stride[0]) : 1,
             sw = transposed ? static_cast<int>(stride[1]) : 1;
   auto layoutFor = [&](int nb, bool phaseBlocks) {
-    return WgmmaConvLayout(transposed, static_cast<int>(w[2].size),
-                           static_cast<int>(w[3].size), sh, sw,
-                           static_cast<int>(pad[0]), static_cast<int>(pad[1]),
-                           static_cast<int>(dil[0]), static_cast<int>(dil[1]),
-                           static_cast<int>(c.cin), nb, passes, phaseBlocks);
+    return WgmmaConvLayout(
+        transposed, static_cast<int>(w[2].size), static_cast<int>(w[3].size),
+        static_cast<int>(stride[0]), static_cast<int>(stride[1]),
+        static_cast<int>(pad[0]), static_cast<int>(pad[1]),
+        static_cast<int>(dil[0]), static_cast<int>(dil[1]),
+        static_cast<int>(c.cin), nb, passes, phaseBlocks);
   };
   // The widest part of the output channels whose weight fits. 128 only
   // with one accumulator buffer (not both column phases of a tile) and a K
@@ -537,7 +539,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
                                 phaseBlocks      ? ", a phase a block"
                                 : colPhases == 2 ? ", two column phases a tile"
                                                  : "")
-                  : "",
+      : stride[0] * stride[1] > 1
+          ? fmt::format(" (input stride {}x{})", stride[0], stride[1])
+          : "",
       nb, s.launch.grid, layout.weightBytes / 1024.0);
   // The images: one a part (with phaseBlocks, a part and phase), where a
   // block would gather at least kConvImageMinGather values of w. The

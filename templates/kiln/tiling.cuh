@@ -182,11 +182,12 @@ KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
 
 /// Where a convolution's input patch and weights lie in shared memory.
 /// Output row o = s j + r (s: conv_transpose2d's stride, else 1) reads
-/// input rows j + convTapShift(...) of its taps. A tile's patch: rows from
-/// j0 + dyMin, `rows` of them; columns from i0 + `left` (dxMin rounded down
-/// to a multiple of 4: 16-byte copies), `rowW` of them; channel planes
-/// `plane` words apart (8 or 24 mod 32: a warp's fragment loads hit 32
-/// banks). The weights: for each tap (phaseBlocks: each of the block's
+/// input rows i j + convTapShift(...) of its taps (i: conv2d's stride, else
+/// 1). A tile's patch: rows from i j0 + dyMin, `rows` of them; columns from
+/// i i0 + `left` (dxMin rounded down to a multiple of 4: 16-byte copies),
+/// `rowW` of them; channel planes `plane` words apart (8 or 24 mod 32: a
+/// warp's fragment loads hit 32 banks at stride 1; 2-way conflicts at
+/// conv2d's stride 2). The weights: for each tap (phaseBlocks: each of the block's
 /// phase, at most `taps`), ceil(Cin / 32) slices of nb output channels x 32
 /// input channels (nb x 128 bytes), 3xTF32's small parts in as many after
 /// them.
@@ -216,9 +217,12 @@ struct WgmmaConvLayout {
                                              int passes, bool phaseBlocks) {
     shifts(transposed, kh, sh, ph, dh, dyMin, dyMax);
     shifts(transposed, kw, sw, pw, dw, dxMin, dxMax);
-    rows = kWgmmaConvTile + dyMax - dyMin;
+    // conv2d's stride spaces the tile's input rows and columns (a
+    // conv_transpose2d's makes output phases instead).
+    const int ish = transposed ? 1 : sh, isw = transposed ? 1 : sw;
+    rows = ish * (kWgmmaConvTile - 1) + 1 + dyMax - dyMin;
     left = floor4(dxMin);
-    rowW = (kWgmmaConvTile + dxMax - left + 3) / 4 * 4;
+    rowW = (isw * (kWgmmaConvTile - 1) + 1 + dxMax - left + 3) / 4 * 4;
     plane = rows * rowW;
     while (plane % 32 != 8 && plane % 32 != 24)
       plane += 4;

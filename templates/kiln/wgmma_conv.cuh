@@ -1,6 +1,6 @@
 //===- wgmma_conv.cuh - convolutions on tensor cores ---------*- CUDA -*-===//
 //
-// conv2d of stride 1 and conv_transpose2d of any stride, one group, output
+// conv2d and conv_transpose2d of any stride, one group, output
 // channels a multiple of 8, f32 NCHW tensors; TF32 products (Passes 1:
 // Kiln's `high` and `medium`; x and w rounded to nearest, not truncated by
 // the tensor cores) or 3xTF32 (Passes 3: `highest`, as wgmma.cuh's linear,
@@ -18,12 +18,16 @@
 //
 // y[n][co][oh][ow] = bias[co] + sum over ci, kh, kw of x[n][ci][ih][iw] *
 // w(ci, co, kh, kw), x outside its image reading 0, where conv2d has ih =
-// oh + kh DH - PH and w[co][ci][kh][kw], conv_transpose2d oh = ih SH - PH +
-// kh DH and w[ci][co][kh][kw] (likewise iw). ConvStore{y} stores it.
+// oh SH + kh DH - PH and w[co][ci][kh][kw], conv_transpose2d oh = ih SH -
+// PH + kh DH and w[ci][co][kh][kw] (likewise iw). ConvStore{y} stores it.
 //
 // An implicit GEMM read and written in NCHW: M = a tile's 16 x 16 output
 // pixels of one image, N = NB output channels (Cout / NB parts, each on
-// blocks of its own), K = (tap, input channel). conv_transpose2d of stride
+// blocks of its own), K = (tap, input channel). conv2d's stride spaces a
+// tile's patch rows and columns (a tap's fragments read every SH-th row
+// and SW-th column of the patch: 2-way bank conflicts at stride 2, and a
+// patch about SH SW times the stride-1 one's, so 2 stages and narrower
+// parts where they would not fit). conv_transpose2d of stride
 // s computes each output phase (the rows s j + r, likewise columns) apart:
 // tap kh feeds phase r only where r + PH - kh DH is a multiple of s, then
 // from input row j + (r + PH - kh DH) / s, so a phase is a stride-1
@@ -47,8 +51,8 @@
 // instead gives each block one phase and only that phase's taps of the
 // weight (the scheduler's choice where all taps would leave narrow parts).
 //
-// Requires (the scheduler checks, the template asserts): one group, conv2d
-// of stride 1, Cout % NB == 0 with NB 8, 16, 32, 64 or 128 (3xTF32: 32 at
+// Requires (the scheduler checks, the template asserts): one group,
+// Cout % NB == 0 with NB 8, 16, 32, 64 or 128 (3xTF32: 32 at
 // most; 128 not with both column phases of a tile, whose two accumulator
 // buffers would not fit the registers), W % 4 == 0
 // (16-byte rows), 16-byte aligned x, the weight part and the ring within
@@ -170,8 +174,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, Epi epi, float *image = nullptr,
           unsigned long long *launches = nullptr,
           unsigned *imageFlag = nullptr) {
-  static_assert(G::G == 1 && (G::kTransposed || (G::SH == 1 && G::SW == 1)),
-                "one group; conv2d of stride 1");
+  static_assert(G::G == 1, "one group");
   static_assert(G::Cout % NB == 0 && NB % 8 == 0 && NB <= 128 &&
                     (NB <= 64 || NB == 128) && (Passes == 1 || NB <= 32),
                 "the output channels in parts of 8 to 128 (3xTF32: 32)");
@@ -193,6 +196,9 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   // Output phases: conv_transpose2d's stride s computes the rows o = s j +
   // r of each phase r apart (only the taps that feed them: no zeros).
   constexpr int SH = Tr ? G::SH : 1, SW = Tr ? G::SW : 1, Phases = SH * SW;
+  // conv2d's stride: output pixel (j, i) of a tap reads input (IH j + dy,
+  // IW i + dx).
+  constexpr int IH = Tr ? 1 : G::SH, IW = Tr ? 1 : G::SW;
   // A phase's taps (at least 1: a phase of none still takes its share).
   constexpr auto phaseWeight = [](int r) {
     const int n = convPhaseTaps(Tr, G::KH, SH, G::PH, G::DH, r / SW) *
@@ -338,8 +344,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     for (int k = first; k < items; k += stride) {
       const int tile = PhaseBlocks ? k : k / Groups;
       const int n = tile / (tilesR * tilesC);
-      const int ih0 = tile / tilesC % tilesR * T + L.dyMin;
-      const int iw0 = tile % tilesC * T + L.left;
+      const int ih0 = IH * (tile / tilesC % tilesR * T) + L.dyMin;
+      const int iw0 = IW * (tile % tilesC * T) + L.left;
       for (int chunk = 0; chunk < Chunks; ++chunk, ++it) {
         const int s = it % S;
         if (it >= S)
@@ -427,7 +433,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
         }
         asm volatile("bar.sync 1, 256;" ::: "memory");
       }
-      const float *P = patch + s * (L.stageBytes() / 4) + tq * L.plane + g;
+      const float *P =
+          patch + s * (L.stageBytes() / 4) + tq * L.plane + IW * g;
       // This phase's taps (each phase unrolled with its offsets known):
       // step u = 2 t + ks runs tap t on channels 8 ks + tq and + 4 of the
       // stage; o counts the phase's taps before t.
@@ -449,13 +456,14 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           unsigned a[2][4];
 #pragma unroll
           for (int m = 0; m < 2; ++m) {
-            const float *at = P + ks * 8 * L.plane +
-                              (8 * c + 4 * m + q + dy - L.dyMin) * L.rowW + dx -
-                              L.left;
+            const float *at =
+                P + ks * 8 * L.plane +
+                (IH * (8 * c + 4 * m + q) + dy - L.dyMin) * L.rowW + dx -
+                L.left;
             a[m][0] = __float_as_uint(at[0]);
-            a[m][1] = __float_as_uint(at[8]);
+            a[m][1] = __float_as_uint(at[8 * IW]);
             a[m][2] = __float_as_uint(at[4 * L.plane]);
-            a[m][3] = __float_as_uint(at[4 * L.plane + 8]);
+            a[m][3] = __float_as_uint(at[4 * L.plane + 8 * IW]);
           }
           // The 8-wide step's place in its 32-channel slice.
           const int k32 = (chunk * CC % 32) / 8 + ks;

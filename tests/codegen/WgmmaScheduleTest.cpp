@@ -306,7 +306,7 @@ Schedule convSchedule(const std::string &op, const std::string &x,
 }
 
 // A convolution with one group runs on the tensor cores (wgmmaConv): conv2d
-// of stride 1 and conv_transpose2d of any stride (a pass per output phase),
+// of any stride and conv_transpose2d of any stride (a pass per output phase),
 // output channels a multiple of 8 taken in parts of up to 128 (where K is
 // 144 or more and one accumulator buffer serves; else 64; highest: 32) by
 // blocks of their own, TF32 at high and medium, 3xTF32 at highest; input
@@ -346,7 +346,6 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   const struct {
     const char *what, *op, *x, *w, *attrs;
   } ffma[] = {
-      {"stride 2", "conv2d", "2, 64, 32, 32", "64, 64, 3, 3", ", stride=2"},
       {"groups 2", "conv2d", "2, 64, 32, 32", "64, 32, 3, 3", ", groups=2"},
       {"12 output channels", "conv2d", "2, 64, 32, 32", "12, 64, 3, 3", ""},
       {"W % 4 != 0", "conv2d", "2, 64, 32, 30", "64, 64, 3, 3", ""},
@@ -419,6 +418,27 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
     EXPECT_EQ(s.launch.grid, std::min<long long>(c.items * n, 132) / n * n)
         << c.what;
   }
+  // conv2d of stride 2: the tile's patch spans 33 x 36 input pixels (76
+  // KiB a stage of 16 channels), two stages beside 64 channels' weight.
+  const Schedule strided =
+      convSchedule("conv2d", "2, 32, 64, 64", "64, 32, 3, 3",
+                   ", stride=2, padding=1", MatmulPrecision::High);
+  ASSERT_EQ(strided.kernel, "wgmmaConv") << strided.str();
+  EXPECT_EQ(strided.get("nb"), 64);
+  EXPECT_EQ(strided.get("stages"), 2);
+  EXPECT_EQ(strided.get("tiles"), 2 * 2 * 2); // 32 x 32 outputs
+  constexpr WgmmaConvLayout stridedLayout(false, 3, 3, 2, 2, 1, 1, 1, 1, 32, 64,
+                                          1, false);
+  EXPECT_EQ(stridedLayout.rows, 33);
+  EXPECT_EQ(stridedLayout.rowW, 36);
+  EXPECT_NE(strided.reason.find("input stride 2x2"), std::string::npos)
+      << strided.reason;
+  // Stride 2 over 64 input channels: 64 channels' weight (144 KiB) and two
+  // stages do not fit, 32 do.
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 64, 64", "64, 64, 3, 3",
+                         ", stride=2, padding=1", MatmulPrecision::High)
+                .get("nb"),
+            32);
   // A strided conv_transpose2d whose every tap would leave parts of 16
   // channels: blocks of one phase each, keeping its 4 taps of 64 channels.
   const Schedule byPhase =

@@ -1117,6 +1117,34 @@ std::vector<Case> cases() {
       convChain("x: f32[N, 32, 23, 28], r: f32[N, 128, 23, 28]",
                 "conv2d(x, w, b, padding=1)", "128, 32, 3, 3", 128,
                 "  z = add(y, r)\n  return z\n");
+  // conv2d of stride 2: 19 x 22 outputs (partial tiles), a 1 x 1
+  // downsampling into 128 channels, dilation 2 with NaN; at high and
+  // highest.
+  const std::string c2dS2 =
+      convChain("x: f32[N, 32, 37, 44]", "conv2d(x, w, b, stride=2, padding=1)",
+                "64, 32, 3, 3", 64, "  r = relu(y)\n  return r\n");
+  const std::string c2dS2k1 =
+      convChain("x: f32[N, 64, 30, 32]", "conv2d(x, w, b, stride=2)",
+                "128, 64, 1, 1", 128, "  return y\n");
+  const std::string c2dS2d2 =
+      convChain("x: f32[N, 16, 29, 32]",
+                "conv2d(x, w, b, stride=2, padding=2, dilation=2)",
+                "32, 16, 3, 3", 32, "  return y\n");
+  for (MatmulPrecision p : {high, MatmulPrecision::Highest}) {
+    const std::string at = p == high ? "_high" : "";
+    const double tol = p == high ? tf32Tol : 2e-6;
+    cs.push_back(
+        {"conv_tc_c2d_s2" + at, c2dS2, {{2, 32, 37, 44}}, 0, 0, tol, p});
+    cs.push_back(
+        {"conv_tc_c2d_s2_1x1" + at, c2dS2k1, {{2, 64, 30, 32}}, 0, 0, tol, p});
+    cs.push_back({"conv_tc_c2d_s2_d2_nan" + at,
+                  c2dS2d2,
+                  {{2, 16, 29, 32}},
+                  0,
+                  0.01,
+                  tol,
+                  p});
+  }
   cs.push_back({"conv_tc_cout128_residual_high",
                 cout128,
                 {{2, 32, 23, 28}, {2, 128, 23, 28}},
