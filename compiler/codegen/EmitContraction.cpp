@@ -376,11 +376,12 @@ static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
     pe.store(v, pl.of(v), pre);
   return fmt::format(
       "  auto epilogue = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
-      "  kiln::wgmmaConv<{}, {}, {}, {}, {}, {}, {}>({}, {}, {}, "
+      "  kiln::wgmmaConv<{}, {}, {}, {}, {}, {}, {}, {}>({}, {}, {}, "
       "epilogue{});\n",
       vec, pre, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
       s.get("phaseBlocks") ? "true" : "false", vec,
-      imageArgs.empty() ? "false" : "true", pl.of(n.operand(0)),
+      imageArgs.empty() ? "false" : "true",
+      s.get("pingPong") ? "true" : "false", pl.of(n.operand(0)),
       pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", imageArgs);
 }
 

@@ -409,6 +409,10 @@ constexpr int64_t kConvImageMinGather = 8192;
 /// tensor-core convolution takes 128 output channels a block.
 constexpr int64_t kConvWideMinK = 144;
 
+/// The least K for which a conv2d's consumers take its items in turn
+/// (ping-pong).
+constexpr int64_t kConvPingPongMinK = 288;
+
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
                               const TargetInfo &t, MatmulPrecision precision) {
   // The tensor-core convolution's: elementwise nodes, no group_norm yet.
@@ -515,6 +519,16 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   s.set("nb", nb);
   s.set("phaseBlocks", phaseBlocks);
   s.set("vec", vec);
+  // Ping-pong consumers (each a whole item, one's stores beside the other's
+  // products; TF32 with one accumulator buffer): for conv2d in parts of 64
+  // with K = taps x Cin of kConvPingPongMinK or more. An H100 ran 3 x 3
+  // 64 -> 128 14% and 32 -> 64 7% faster so (64 -> 64 and stride 2 within
+  // 2%), but parts of 32 up to 38% slower, K 144 4%, and L2_19's
+  // conv_transpose2d 53% slower, not understood (bench/NOTES.md v25).
+  const bool pingPong =
+      !transposed && passes == 1 && colPhases == 1 && nb == 64 &&
+      int64_t{layout.taps} * ((c.cin + 15) / 16 * 16) >= kConvPingPongMinK;
+  s.set("pingPong", pingPong);
   s.set("tiles", items);
   s.set("stages", layout.stages);
   // A block per SM at most, each on one part of the output channels (and

@@ -6,8 +6,8 @@
 // the tensor cores) or 3xTF32 (Passes 3: `highest`, as wgmma.cuh's linear,
 // adding each tap's tensor-core sums into an fp32 total):
 //   wgmmaConv<Conv2dParams<...> or ConvTranspose2dParams<...>, HasBias,
-//             Passes, NB, PhaseBlocks, Vec, Image>(x, w, bias, epilogue
-//             [, image, launches, imageFlag])
+//             Passes, NB, PhaseBlocks, Vec, Image, PingPong>(x, w, bias,
+//             epilogue [, image, launches, imageFlag])
 // epilogue(i, v) takes y's elements i.. i + Vec - 1 (NCHW index) in v
 // (Vec 2: adjacent columns, below). With Image, each block copies its part
 // of the weight from `image` (parts x (PhaseBlocks: phases) of
@@ -50,6 +50,10 @@
 // output columns and stores them as pairs (Vec 2, even Wo). PhaseBlocks
 // instead gives each block one phase and only that phase's taps of the
 // weight (the scheduler's choice where all taps would leave narrow parts).
+// PingPong (TF32, one accumulator buffer, up to 64 channels) gives each
+// consumer every other item whole (4 m64 blocks), in turn: one's stores
+// overlap the other's products (the scheduler's choice for conv2d with
+// long main loops).
 //
 // Requires (the scheduler checks, the template asserts): one group,
 // Cout % NB == 0 with NB 8, 16, 32, 64 or 128 (3xTF32: 32 at
@@ -168,7 +172,7 @@ template <class G, bool HasBias, int Passes = 1,
           int NB = wgmmaConvChannels(
               G::Cout, Passes, Passes == 1 && G::kTransposed && G::SW == 2),
           bool PhaseBlocks = false, int Vec = 1, bool Image = false,
-          class Epi = ConvStore>
+          bool PingPong = false, class Epi = ConvStore>
 __device__ __forceinline__ void
 wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, Epi epi, float *image = nullptr,
@@ -227,7 +231,13 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
                 "pairs of columns: both column phases, even rows");
   static_assert(NB <= 64 || CP == 1,
                 "128 channels take one accumulator buffer's registers");
-  constexpr int Groups = Phases / CP; // an item's phases: one, or a row's
+  // PingPong: each consumer warpgroup takes every other item of the block
+  // whole (4 m64 blocks: 16 rows), so that one's stores overlap the other's
+  // products; TF32 with one accumulator buffer of up to 64 channels.
+  static_assert(!PingPong || (Passes == 1 && CP == 1 && NB <= 64),
+                "ping-pong: TF32, one buffer, 64 channels at most");
+  constexpr int MB = PingPong ? 4 : 2; // m64 blocks a consumer
+  constexpr int Groups = Phases / CP;  // an item's phases: one, or a row's
   constexpr int items = PhaseBlocks ? tiles : tiles * Groups;
   if constexpr (PhaseBlocks) {
     const int spare = stride - Phases; // >= 0: the scheduler's
@@ -258,7 +268,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
       // The producer's threads (once their copies land: arriveOnCopies);
       // every consumer thread (an arrival releases its own reads).
       barrierInit(&full[s], 128);
-      barrierInit(&empty[s], 256);
+      barrierInit(&empty[s], PingPong ? 128 : 256);
     }
   // The weight of a block (part's NB output channels, phase (rh, rw)'s
   // taps) as its shared memory keeps it, written into dst by threads first,
@@ -372,6 +382,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   // 8j + 2tq + e of acc[b][4j + 2h + e].
   const int c = role - 1, lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
   const int g = lane / 4, tq = lane % 4;
+  // The tile row of this thread's m64 block m (PingPong: all 16 rows).
+  auto rowOf = [&](int m) { return PingPong ? 4 * m + q : 8 * c + 4 * m + q; };
   const unsigned wBase = smem(base);
   // The bias of this thread's channels, kept in registers up to 64 channels
   // (128: read in the epilogue, beside the 128 accumulators).
@@ -383,7 +395,20 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     for (int e = 0; e < 2; ++e)
       b[2 * j + e] = HasBias ? bias[part * NB + 8 * j + 2 * tq + e] : 0.f;
   int it = 0;
-  for (int k = first; k < items; k += stride) {
+  // PingPong: the consumers take the block's items in turn, and each
+  // starts an item's products only once the other has finished its
+  // previous item's (named barriers 3 and 4: the other arrives, this one
+  // waits), so that neither waits on a stage two phases ahead (an mbarrier
+  // tells only a phase's parity); the stores of one item overlap the
+  // products of the next.
+  const int count = first < items ? (items - first + stride - 1) / stride : 0;
+  for (int k = first, mine = 0; k < items; k += stride, ++mine) {
+    if (PingPong && mine % 2 != c) {
+      it += Chunks; // the other consumer's item: its stages
+      continue;
+    }
+    if (PingPong && mine > 0)
+      asm volatile("bar.sync %0, 256;" ::"r"(3 + c) : "memory");
     const int tile = PhaseBlocks ? k : k / Groups;
     if constexpr (!PhaseBlocks)
       phase = k % Groups; // CP 2: the row phase
@@ -394,9 +419,9 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     // 22% less accurate than fp32). TF32 never touches total, and has
     // buffer 1 only with CP 2 (the second column phase's sums).
     constexpr int Bufs = Passes == 3 || CP == 2 ? 2 : 1;
-    float acc[Bufs][2][NB / 2], total[2][NB / 2];
+    float acc[Bufs][MB][NB / 2], total[MB][NB / 2];
 #pragma unroll
-    for (int m = 0; m < 2; ++m)
+    for (int m = 0; m < MB; ++m)
 #pragma unroll
       for (int i = 0; i < NB / 2; ++i) {
 #pragma unroll
@@ -423,18 +448,23 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
         // with K where x is of one sign, the error 2.5x PyTorch's on [0, 1)
         // inputs). Rounding each fragment as it is loaded cost up to 25%
         // where the products are few (9 roundings a value for 3 x 3).
+        // (PingPong: by the stage's consumer alone, named barrier 1 + c.)
         float4 *st =
             reinterpret_cast<float4 *>(patch) + s * (L.stageBytes() / 16);
-        for (int i = threadIdx.x - 128; i < L.stageBytes() / 16; i += 256) {
+        constexpr int Rounders = PingPong ? 128 : 256;
+        for (int i = PingPong ? threadIdx.x % 128 : threadIdx.x - 128;
+             i < L.stageBytes() / 16; i += Rounders) {
           float4 v = st[i];
           v.x = roundTf32(v.x), v.y = roundTf32(v.y);
           v.z = roundTf32(v.z), v.w = roundTf32(v.w);
           st[i] = v;
         }
-        asm volatile("bar.sync 1, 256;" ::: "memory");
+        if constexpr (PingPong)
+          asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
+        else
+          asm volatile("bar.sync 1, 256;" ::: "memory");
       }
-      const float *P =
-          patch + s * (L.stageBytes() / 4) + tq * L.plane + IW * g;
+      const float *P = patch + s * (L.stageBytes() / 4) + tq * L.plane + IW * g;
       // This phase's taps (each phase unrolled with its offsets known):
       // step u = 2 t + ks runs tap t on channels 8 ks + tq and + 4 of the
       // stage; o counts the phase's taps before t.
@@ -453,13 +483,12 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
             continue;
           const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
           const int dx = convTapShift(Tr, kw, SW, G::PW, G::DW, cw);
-          unsigned a[2][4];
+          unsigned a[MB][4];
 #pragma unroll
-          for (int m = 0; m < 2; ++m) {
-            const float *at =
-                P + ks * 8 * L.plane +
-                (IH * (8 * c + 4 * m + q) + dy - L.dyMin) * L.rowW + dx -
-                L.left;
+          for (int m = 0; m < MB; ++m) {
+            const float *at = P + ks * 8 * L.plane +
+                              (IH * rowOf(m) + dy - L.dyMin) * L.rowW + dx -
+                              L.left;
             a[m][0] = __float_as_uint(at[0]);
             a[m][1] = __float_as_uint(at[8 * IW]);
             a[m][2] = __float_as_uint(at[4 * L.plane]);
@@ -505,8 +534,9 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
             }
           } else {
             mmaFence();
-            convMma<NB>(acc[buf][0], a[0], db);
-            convMma<NB>(acc[buf][1], a[1], db);
+#pragma unroll
+            for (int m = 0; m < MB; ++m)
+              convMma<NB>(acc[buf][m], a[m], db);
           }
           mmaCommit();
           mmaWait<1>(); // the step before is done: its fragments are free
@@ -525,9 +555,13 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
       barrierArrive(&empty[s]);
     }
     mmaWait<0>();
+    if (PingPong && mine + 1 < count) // the other consumer's turn
+      asm volatile("bar.arrive %0, 256;" ::"r"(4 - c) : "memory");
 #pragma unroll
     for (int cw = 0; cw < CP; ++cw)
-      pin(acc[cw][0]), pin(acc[cw][1]);
+#pragma unroll
+      for (int m = 0; m < MB; ++m)
+        pin(acc[cw][m]);
     if constexpr (Passes == 3) {
 #pragma unroll
       for (int m = 0; m < 2; ++m)
@@ -539,10 +573,10 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     const int oh0 = tile / tilesC % tilesR * T, ow0 = tile % tilesC * T;
     const int py = CP == 2 ? phase : phase / SW;
 #pragma unroll
-    for (int m = 0; m < 2; ++m)
+    for (int m = 0; m < MB; ++m)
 #pragma unroll
       for (int j = 0; j < NB / 8; ++j) {
-        const int oh = SH * (oh0 + 8 * c + 4 * m + q) + py;
+        const int oh = SH * (oh0 + rowOf(m)) + py;
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll

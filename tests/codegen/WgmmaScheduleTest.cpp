@@ -342,6 +342,21 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
                    MatmulPrecision::High);
   EXPECT_EQ(padded.kernel, "wgmmaConv") << padded.str();
   EXPECT_EQ(padded.get("stages"), 2);
+  // Ping-pong consumers: conv2d, TF32, parts of 64, K >= 288.
+  EXPECT_EQ(padded.get("pingPong"), 1);
+  EXPECT_EQ(l2_19.get("pingPong"), 0); // conv_transpose2d
+  EXPECT_EQ(convSchedule("conv2d", "2, 16, 32, 32", "64, 16, 3, 3",
+                         ", padding=1", MatmulPrecision::High)
+                .get("pingPong"),
+            0); // K 144
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 32, 32", "32, 64, 3, 3",
+                         ", padding=1", MatmulPrecision::High)
+                .get("pingPong"),
+            0); // parts of 32
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 32, 32", "64, 64, 3, 3",
+                         ", padding=1", MatmulPrecision::Highest)
+                .get("pingPong"),
+            0); // 3xTF32
 
   const struct {
     const char *what, *op, *x, *w, *attrs;

@@ -560,6 +560,31 @@ conv_s2_3xtf32(const float *x, const float *w, float *y) {
   EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos);
 }
 
+// Ping-pong consumers (each a whole 16 x 16 tile, in turn): tensor cores on
+// sm_90a, the named barriers that order the consumers' turns, and the
+// rounding barrier of one warpgroup (128 threads). Under 200 registers a
+// consumer spills 8 bytes (an H100 measured it faster than without
+// ping-pong where the scheduler picks it: bench/NOTES.md v25).
+TEST(WgmmaConvCompile, PingPong) {
+  const char *source = R"(
+#include "kiln/wgmma_conv.cuh"
+extern "C" __global__ void __launch_bounds__(384, 1)
+conv_ping_pong(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 37, 44, 64, 3, 3, 1, 1, 1, 1>,
+                  true, 1, 64, false, 1, false, true>(x, w, b,
+                                                       kiln::ConvStore{y});
+}
+)";
+  Compiled c = compile(source, "sm_90a", "wgmma_conv_pp_test.cu");
+  ASSERT_TRUE(c.ok) << c.log;
+  EXPECT_EQ(c.log.find("serializ"), std::string::npos) << c.log;
+  const std::string ptx = ptxOf(source, "sm_90a");
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("bar.arrive"), std::string::npos);
+  EXPECT_NE(ptx.find(", 128;"), std::string::npos); // bar.sync 1 + c, 128
+}
+
 // Elsewhere the template compiles (the scheduler never picks it there).
 TEST(WgmmaCompile, CompilesToATrapOffSm90a) {
   for (const char *arch : {"sm_90", "sm_80"}) {
