@@ -9,9 +9,10 @@
 // so a tap is the patch shifted by dy RW + dx pixels: one descriptor
 // offset, and a wgmma may span rows (the columns past Wo are computed and
 // dropped). The loads read x (NCHW, 16 bytes a load), round to TF32 and
-// transpose 4 x 4 among the 4 lanes of a quad with shuffles: in convSS a
-// producer warpgroup does it, in convSS2 the two consumer warpgroups load
-// stage it + S - 1 right after issuing stage it's products.
+// transpose 4 x 4 among the 4 lanes of a quad with shuffles: the two
+// consumer warpgroups load stage it + S - 1 right after issuing stage it's
+// products (convSS2; the first version, a producer warpgroup doing it, ran
+// 7.68 ms on L2_19 and is gone: bench/NOTES.md v25).
 //
 //   nvcc -O3 -arch=sm_90a -std=c++17 -I templates -I bench/proto \
 //        bench/proto/conv_ss.cu -o conv_ss [-DNOSTORE=1 ...]
@@ -19,37 +20,20 @@
 //                  # float64 (poisoned outputs), then times both
 //
 // What it measured (H100, bench/NOTES.md v25): correct, but slower than
-// the template's RS kernel on every shape (L2_19 5.68 ms against 4.12;
-// convSS 7.68): the transposing loads are latency-bound (ncu: 70% of the
-// cycles waiting for global loads). Not wired in.
+// the template's RS kernel on every shape (L2_19 5.68 ms against 4.12):
+// the transposing loads are latency-bound (ncu: 70% of the cycles waiting
+// for global loads). Not wired in.
 #include "kiln/wgmma_conv.cuh"
 
 #include "proto_util.cuh"
 
 #include <cmath>
 
-#ifndef SWAPLS
-#define SWAPLS 0
-#endif
-#ifndef UNROLL
-#define UNROLL 8
-#endif
+// NOSTORE 1: sums the accumulators instead of storing them (a bound: ptxas
+// drops a wgmma whose results are never read).
 #ifndef NOSTORE
 #define NOSTORE 0
 #endif
-// EXP 1: the consumers skip their products (the producer's bound); 2: the
-// producer skips its loads and stores (the products' bound); 3: as 2, with
-// every B operand 128-byte aligned (wrong sums; alignment's cost).
-#ifndef EXP
-#define EXP 0
-#endif
-// PRODUCERS 2: two producer warpgroups, taking alternate stages.
-#ifndef PRODUCERS
-#define PRODUCERS 1
-#endif
-constexpr int kThreads = 128 * (PRODUCERS + 2);
-constexpr int kProducerRegs = PRODUCERS == 2 ? 88 : 96;
-constexpr int kConsumerRegs = PRODUCERS == 2 ? 168 : 200;
 
 namespace ss {
 using namespace kiln;
@@ -102,176 +86,6 @@ __device__ __forceinline__ void transpose4(float4 &v, int c) {
     v.y = q0, v.w = q1;
 }
 #endif
-
-template <class G, bool HasBias>
-__global__ void __launch_bounds__(kThreads, 1)
-    convSS(const float *__restrict__ x, const float *__restrict__ w,
-           const float *__restrict__ bias, float *__restrict__ y) {
-#ifdef KILN_HAS_WGMMA
-  using namespace wg;
-  using Y = Lay<G>;
-  constexpr bool Tr = G::kTransposed;
-  constexpr int Cin = G::Cin, H = G::H, W = G::W, Ho = G::Ho, Wo = G::Wo;
-  constexpr int Cout = G::Cout, Parts = Cout / 64, KT = G::KHW;
-  constexpr int RW = Y::RW, P = Y::P, S = Y::S, Chunks = Y::Chunks;
-  constexpr int SPT = Y::SPT, CinP = Y::CinP;
-  constexpr int dyMin = Y::L.dyMin;
-  const int part = blockIdx.x % Parts, rank = blockIdx.x / Parts;
-  const int stride = gridDim.x / Parts;
-  extern __shared__ unsigned char dyn[];
-  __shared__ u64 full[S], empty[S];
-  unsigned char *base = reinterpret_cast<unsigned char *>(
-      (reinterpret_cast<unsigned long long>(dyn) + 1023) & ~1023ull);
-  unsigned char *patch = base + Y::WeightBytes;
-  if (threadIdx.x == 0)
-    for (int s = 0; s < S; ++s) {
-      barrierInit(&full[s], 128);
-      barrierInit(&empty[s], 256);
-    }
-  for (int t = 0; t < KT; ++t)
-    for (int i = threadIdx.x; i < 64 * CinP; i += blockDim.x) {
-      const int ci = i % CinP, r = i / CinP, co = part * 64 + r;
-      const float v = ci >= Cin ? 0.f
-                      : Tr      ? w[(ci * Cout + co) * KT + t]
-                                : w[(co * Cin + ci) * KT + t];
-      const int c32 = ci % 32;
-      const unsigned off = (t * SPT + ci / 32) * 8192 + r * 128 +
-                           (((c32 / 4) ^ (r % 8)) << 4) + (c32 % 4) * 4;
-      *reinterpret_cast<float *>(base + off) = roundTf32(v);
-    }
-  fenceAsyncProxy();
-  __syncthreads();
-  const int role = threadIdx.x / 128;
-  if (role < PRODUCERS) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
-    const int p = threadIdx.x % 128, c = p % 4;
-    int it = 0;
-    for (int tile = rank; tile < Y::Tiles; tile += stride) {
-      const int n = tile / Y::TilesPerImage;
-      const int v0 = tile % Y::TilesPerImage * Y::NT;
-      const int z0 = v0 + dyMin * RW; // may be < 0
-      for (int chunk = 0; chunk < Chunks; ++chunk, ++it) {
-        if (it % PRODUCERS != role)
-          continue;
-        const int s = it % S;
-        if (it >= S)
-          barrierWait(&empty[s], (it / S - 1) & 1);
-        unsigned char *dst = patch + s * Y::StageBytes;
-        const float *src = x + (static_cast<i64>(n) * Cin + chunk * 8) * H * W;
-        for (int e0 = p; e0 < (EXP >= 2 ? 0 : 2 * P); e0 += 128 * UNROLL) {
-          float4 v[UNROLL];
-#pragma unroll
-          for (int u = 0; u < UNROLL; ++u) {
-            const int e = e0 + 128 * u;
-            v[u] = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (e < 2 * P) {
-              const int k4 = e / P, r = e % P, pg = r / 4;
-              const int z = z0 + 4 * pg;
-              const int ih = (z + 8 * RW) / RW - 8; // floor: z >= -8 RW
-              const int iw = z - (ih + 0) * RW - Y::Bx;
-              const int ci = k4 * 4 + c;
-              if (ih >= 0 && ih < H && iw >= 0 && iw < W &&
-                  (Cin % 8 == 0 || chunk * 8 + ci < Cin))
-                v[u] = __ldg(reinterpret_cast<const float4 *>(
-                    src + (static_cast<i64>(ci) * H + ih) * W + iw));
-            }
-          }
-#pragma unroll
-          for (int u = 0; u < UNROLL; ++u) {
-            const int e = e0 + 128 * u;
-            if (e < 2 * P) { // whole warps: 2 P % 32 == 0
-              float4 t = v[u];
-              t.x = roundTf32(t.x), t.y = roundTf32(t.y);
-              t.z = roundTf32(t.z), t.w = roundTf32(t.w);
-              transpose4(t, c);
-              const int k4 = e / P, r = e % P; // pixel 4 (r / 4) + c = r
-              *reinterpret_cast<float4 *>(dst + (k4 * P + r) * 16) = t;
-            }
-          }
-        }
-        fenceAsyncProxy();
-        barrierArrive(&full[s]);
-      }
-    }
-    return;
-  }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
-  const int cg = role - PRODUCERS, lane = threadIdx.x % 32,
-            wq = threadIdx.x / 32 % 4;
-  const int g = lane / 4, tq = lane % 4;
-  const unsigned wBase = smem(base), pBase = smem(patch);
-  float b[2];
-  for (int h = 0; h < 2; ++h)
-    b[h] = HasBias ? bias[part * 64 + 16 * wq + 8 * h + g] : 0.f;
-  int it = 0;
-  for (int tile = rank; tile < Y::Tiles; tile += stride) {
-    const int n = tile / Y::TilesPerImage;
-    const int v0 = tile % Y::TilesPerImage * Y::NT;
-    float acc[128];
-#pragma unroll
-    for (int i = 0; i < 128; ++i)
-      acc[i] = 0.f;
-    int prev = -1;
-    for (int chunk = 0; chunk < Chunks; ++chunk, ++it) {
-      const int s = it % S;
-      barrierWait(&full[s], (it / S) & 1);
-      mmaFence();
-#pragma unroll
-      for (int t = 0; t < KT; ++t) {
-        const int kh = t / G::KW, kw = t % G::KW;
-        const int dy = convTapShift(Tr, kh, 1, G::PH, G::DH, 0);
-        const int dx = convTapShift(Tr, kw, 1, G::PW, G::DW, 0);
-        int sB = Y::NW * cg + (dy - dyMin) * RW + dx + Y::Bx;
-        if (EXP == 3)
-          sB = sB / 8 * 8;
-        const u64 da =
-            descriptor(wBase + (t * SPT + chunk / 4) * 8192) + 2 * (chunk % 4);
-#if SWAPLS
-        const u64 db =
-            plainDesc(pBase + s * Y::StageBytes + sB * 16, 128, P * 16);
-#else
-        const u64 db =
-            plainDesc(pBase + s * Y::StageBytes + sB * 16, P * 16, 128);
-#endif
-        if (EXP != 1)
-          wgmmaSS<kWgmmaTf32, 256>(acc, da, db, 1);
-      }
-      mmaCommit();
-      if (prev >= 0) {
-        mmaWait<1>();
-        barrierArrive(&empty[prev]);
-      }
-      prev = s;
-    }
-    mmaWait<0>();
-    pin(acc);
-    barrierArrive(&empty[prev]);
-#if !NOSTORE
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const int v = v0 + Y::NW * cg + 8 * j + 2 * tq;
-      const int oh = v / RW, ow = v - oh * RW;
-      if (oh >= Ho || ow >= Wo)
-        continue;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int co = part * 64 + 16 * wq + 8 * h + g;
-        const i64 i = ((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo + ow;
-        const float a0 = acc[4 * j + 2 * h] + b[h];
-        const float a1 = acc[4 * j + 2 * h + 1] + b[h];
-        if constexpr (Wo % 2 == 0) {
-          *reinterpret_cast<float2 *>(y + i) = make_float2(a0, a1);
-        } else {
-          y[i] = a0;
-          if (ow + 1 < Wo)
-            y[i + 1] = a1;
-        }
-      }
-    }
-#endif
-  }
-#endif
-}
 
 // No producer warpgroup: the two consumer warpgroups load stage it + S - 1
 // into registers right after issuing stage it's products, and transpose it
@@ -489,9 +303,6 @@ template <class G> struct Problem {
     fillRandom<<<1024, 256>>>(x, xn, 1, 0.f); // [0, 1): one sign
     fillRandom<<<64, 256>>>(w, wn, 2, -0.5f);
     fillRandom<<<1, 128>>>(b, G::Cout, 3, -0.5f);
-    CK(cudaFuncSetAttribute(convSS<G, true>,
-                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            Lay<G>::Shared));
     CK(cudaFuncSetAttribute(convSS2<G, true>,
                             cudaFuncAttributeMaxDynamicSharedMemorySize,
                             Lay<G>::Shared));
@@ -503,11 +314,6 @@ template <class G> struct Problem {
   int grid(i64 items, int parts) const {
     i64 g = sms / parts * parts;
     return int(std::min<i64>(g, items * parts));
-  }
-  void runSS() {
-    convSS<G, true>
-        <<<grid(Lay<G>::Tiles, G::Cout / 64), kThreads, Lay<G>::Shared>>>(x, w,
-                                                                          b, y);
   }
   void runSS2() {
     convSS2<G, true>
@@ -529,18 +335,9 @@ template <class G> struct Problem {
     CK(cudaMalloc(&ref, count * 8));
     reference<G><<<(count + 255) / 256, 256>>>(x, w, b, ref, step);
     CK(cudaDeviceSynchronize());
-    std::vector<double> hr(count);
-    std::vector<float> hy(yn);
-    CK(cudaMemcpy(hr.data(), ref, count * 8, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(hy.data(), y, yn * 4, cudaMemcpyDeviceToHost));
+    const double err = relErrEvery(y, yn, ref, step);
     CK(cudaFree(ref));
-    double num = 0, den = 0;
-    for (i64 k = 0; k < count; ++k) {
-      const double d = hy[k * step] - hr[k];
-      num += d * d;
-      den += hr[k] * hr[k];
-    }
-    return std::isfinite(num) ? std::sqrt(num / den) : INFINITY;
+    return err;
   }
   void go(const char *name, i64 step, bool time) {
     using Y = Lay<G>;

@@ -6,6 +6,7 @@
 #include "kiln/common.cuh"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -85,6 +86,25 @@ static float diffOf(const float *a, const float *b, i64 n) {
   CK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));
   CK(cudaFree(d));
   return h;
+}
+
+/// ||y - ref|| / ||ref|| over y's every step-th element (device y of n
+/// floats, ref[k] the reference of element k * step; both on the device):
+/// inf where y holds a NaN or inf there (an element never written, with y
+/// poisoned first).
+static double relErrEvery(const float *y, i64 n, const double *ref, i64 step) {
+  const i64 count = (n + step - 1) / step;
+  std::vector<double> hr(count);
+  std::vector<float> hy(n);
+  CK(cudaMemcpy(hr.data(), ref, count * 8, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hy.data(), y, n * 4, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (i64 k = 0; k < count; ++k) {
+    const double d = hy[k * step] - hr[k];
+    num += d * d;
+    den += hr[k] * hr[k];
+  }
+  return std::isfinite(num) ? std::sqrt(num / den) : INFINITY;
 }
 
 #endif
