@@ -557,6 +557,8 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
           ? fmt::format(" (input stride {}x{})", stride[0], stride[1])
           : "",
       nb, s.launch.grid, layout.weightBytes / 1024.0);
+  if (pingPong)
+    s.reason += ", its two consumer warpgroups a tile each in turn";
   // The images: one a part (with phaseBlocks, a part and phase), where a
   // block would gather at least kConvImageMinGather values of w. The
   // cooperative launch cost about 15 us (an H100: 2-3% of the 1 x 1 and

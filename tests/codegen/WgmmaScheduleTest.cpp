@@ -344,6 +344,8 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_EQ(padded.get("stages"), 2);
   // Ping-pong consumers: conv2d, TF32, parts of 64, K >= 288.
   EXPECT_EQ(padded.get("pingPong"), 1);
+  EXPECT_NE(padded.reason.find("a tile each in turn"), std::string::npos)
+      << padded.reason;
   EXPECT_EQ(l2_19.get("pingPong"), 0); // conv_transpose2d
   EXPECT_EQ(convSchedule("conv2d", "2, 16, 32, 32", "64, 16, 3, 3",
                          ", padding=1", MatmulPrecision::High)
