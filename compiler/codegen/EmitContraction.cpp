@@ -26,16 +26,6 @@ static std::string kernelHead(const ParamList &pl, const char *include) {
                      include, pl.signature());
 }
 
-/// linear on Hopper's tensor cores with its fused epilogue: `pre` runs the
-/// elementwise nodes after the linear on pairs of columns (one column where
-/// N is odd; runs of 8 for f16 and bf16 without a group_norm) and stores the
-/// group's outputs among them; with a group_norm, the template normalises in
-/// registers and `post` applies the affine, runs the nodes after it and
-/// stores. A tail (a min or max over the last dims of the last stage's
-/// values, then elementwise nodes over any shape) takes the keys of what
-/// `pre` or `post` leaves in v; after the tiles the consumers wait for every
-/// block and run the tail's loop. A matmul with a 2-D right operand runs the
-/// same, that operand transposed into w first (WgmmaConfig's TransposeW).
 /// What a kernel derives from a parameter before its tiles (WgmmaSplitW
 /// `mode`): `bytes` of it (elements of `type`), the count of the blocks'
 /// arrivals at the grid barrier after it (zero when allocated, never reset:
@@ -67,6 +57,16 @@ static std::string addDerivedWorkspaces(ParamList &pl, WgmmaSplitW mode,
   return args;
 }
 
+/// linear on Hopper's tensor cores with its fused epilogue: `pre` runs the
+/// elementwise nodes after the linear on pairs of columns (one column where
+/// N is odd; runs of 8 for f16 and bf16 without a group_norm) and stores the
+/// group's outputs among them; with a group_norm, the template normalises in
+/// registers and `post` applies the affine, runs the nodes after it and
+/// stores. A tail (a min or max over the last dims of the last stage's
+/// values, then elementwise nodes over any shape) takes the keys of what
+/// `pre` or `post` leaves in v; after the tiles the consumers wait for every
+/// block and run the tail's loop. A matmul with a 2-D right operand runs the
+/// same, that operand transposed into w first (WgmmaConfig's TransposeW).
 static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
                                                      const Schedule &s) {
   const Node &n = *g.anchor;

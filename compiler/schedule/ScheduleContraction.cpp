@@ -432,10 +432,11 @@ bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
 
 /// A convolution on Hopper's tensor cores (kiln/wgmma_conv.cuh), TF32 at
 /// high and medium, 3xTF32 at highest, when the shape fits the template:
-/// one group, conv2d of stride 1 or conv_transpose2d of any stride (one
+/// one group, conv2d of any stride or conv_transpose2d of any stride (one
 /// pass per output phase), output channels a multiple of 8, input rows of
 /// 16-byte multiples, the weight of a block's output channels (the most of
-/// 64, 32 at highest, that fit) and the patch ring within shared memory;
+/// 128, 64 or 32 at highest, that fit) and two stages of the patch within
+/// shared memory;
 /// nullopt otherwise (the FFMA kernel runs it). With constantParams, w a
 /// parameter and a block's part of it large enough, the blocks' images of
 /// the weight (as shared memory keeps them: rounded, 3xTF32's parts,
@@ -461,6 +462,10 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // the tiles read, in the layout).
   const int sh = transposed ? static_cast<int>(stride[0]) : 1,
             sw = transposed ? static_cast<int>(stride[1]) : 1;
+  // K a block runs: its taps x the input channels (rounded up to 16).
+  auto kOf = [&](const WgmmaConvLayout &l) {
+    return int64_t{l.taps} * ((c.cin + 15) / 16 * 16);
+  };
   auto layoutFor = [&](int nb, bool phaseBlocks) {
     return WgmmaConvLayout(
         transposed, static_cast<int>(w[2].size), static_cast<int>(w[3].size),
@@ -478,9 +483,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   auto widest = [&](bool phaseBlocks) {
     int nb = wgmmaConvChannels(static_cast<int>(c.cout), passes,
                                passes == 1 && sw == 2 && !phaseBlocks);
-    if (nb == 128 &&
-        int64_t{layoutFor(nb, phaseBlocks).taps} * ((c.cin + 15) / 16 * 16) <
-            kConvWideMinK)
+    if (nb == 128 && kOf(layoutFor(nb, phaseBlocks)) < kConvWideMinK)
       nb = 64;
     while (nb > 8 &&
            layoutFor(nb, phaseBlocks).sharedBytes() > t.maxSharedPerBlock)
@@ -525,9 +528,8 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // 64 -> 128 14% and 32 -> 64 7% faster so (64 -> 64 and stride 2 within
   // 2%), but parts of 32 up to 38% slower, K 144 4%, and L2_19's
   // conv_transpose2d 53% slower, not understood (bench/NOTES.md v25).
-  const bool pingPong =
-      !transposed && passes == 1 && colPhases == 1 && nb == 64 &&
-      int64_t{layout.taps} * ((c.cin + 15) / 16 * 16) >= kConvPingPongMinK;
+  const bool pingPong = !transposed && passes == 1 && colPhases == 1 &&
+                        nb == 64 && kOf(layout) >= kConvPingPongMinK;
   s.set("pingPong", pingPong);
   s.set("tiles", items);
   s.set("stages", layout.stages);
