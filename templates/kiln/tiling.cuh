@@ -187,9 +187,9 @@ KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
 /// i i0 + `left` (dxMin rounded down to a multiple of 4: 16-byte copies),
 /// `rowW` of them; channel planes `plane` words apart (8 or 24 mod 32: a
 /// warp's fragment loads hit 32 banks at stride 1; 2-way conflicts at
-/// conv2d's stride 2). The weights: for each tap (phaseBlocks: each of the block's
-/// phase, at most `taps`), ceil(Cin / 32) slices of nb output channels x 32
-/// input channels (nb x 128 bytes), 3xTF32's small parts in as many after
+/// conv2d's stride 2). The weights: for each tap (phaseBlocks: each of the
+/// block's phase, at most `taps`), ceil(Cin / 32) slices of nb output channels
+/// x 32 input channels (nb x 128 bytes), 3xTF32's small parts in as many after
 /// them.
 struct WgmmaConvLayout {
   int dyMin = 0, dyMax = 0, dxMin = 0, dxMax = 0;
