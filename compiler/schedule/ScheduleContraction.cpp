@@ -409,8 +409,8 @@ constexpr int64_t kConvImageMinGather = 8192;
 /// tensor-core convolution takes 128 output channels a block.
 constexpr int64_t kConvWideMinK = 144;
 
-/// The least K for which a conv2d's consumers take its items in turn
-/// (ping-pong).
+/// The least K for which a convolution's consumers take its items in turn
+/// (ping-pong) in parts of 64 channels.
 constexpr int64_t kConvPingPongMinK = 288;
 
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
@@ -523,13 +523,15 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   s.set("phaseBlocks", phaseBlocks);
   s.set("vec", vec);
   // Ping-pong consumers (each a whole item, one's stores beside the other's
-  // products; TF32 with one accumulator buffer): for conv2d in parts of 64
-  // with K = taps x Cin of kConvPingPongMinK or more. An H100 ran 3 x 3
-  // 64 -> 128 14% and 32 -> 64 7% faster so (64 -> 64 and stride 2 within
-  // 2%), but parts of 32 up to 38% slower, K 144 4%, and L2_19's
-  // conv_transpose2d 53% slower, not understood (bench/NOTES.md v25).
-  const bool pingPong = !transposed && passes == 1 && colPhases == 1 &&
-                        nb == 64 && kOf(layout) >= kConvPingPongMinK;
+  // products; TF32 with one accumulator buffer): in parts of 32, or of 64
+  // with K = taps x Cin of kConvPingPongMinK or more, where the
+  // products outlast a tile's stores. An H100 ran L2_19's conv_transpose2d
+  // 20% faster so, 3 x 3 16 -> 32 and 8 -> 32 9% and 5%, 64 -> 64 8% and
+  // kernel 4 128 -> 64 12%, but 16 -> 64 (K 144) 14% slower (bench/NOTES.md
+  // v26; v25's losses were register spills and generic loads).
+  const bool pingPong =
+      passes == 1 && colPhases == 1 &&
+      (nb == 32 || (nb == 64 && kOf(layout) >= kConvPingPongMinK));
   s.set("pingPong", pingPong);
   s.set("tiles", items);
   s.set("stages", layout.stages);

@@ -52,17 +52,18 @@
 // weight (the scheduler's choice where all taps would leave narrow parts).
 // PingPong (TF32, one accumulator buffer, up to 64 channels) gives each
 // consumer every other item whole (4 m64 blocks), in turn: one's stores
-// overlap the other's products (the scheduler's choice for conv2d with
-// long main loops).
+// overlap the other's products (the scheduler's choice where the products
+// outlast a tile's stores).
 //
 // Requires (the scheduler checks, the template asserts): one group,
 // Cout % NB == 0 with NB 8, 16, 32, 64 or 128 (3xTF32: 32 at
 // most; 128 not with both column phases of a tile, whose two accumulator
 // buffers would not fit the registers), W % 4 == 0
 // (16-byte rows), 16-byte aligned x, the weight part and the ring within
-// shared memory (WgmmaConvLayout::sharedBytes()). H200, L2_19's [128, 64,
-// 256, 256] conv_transpose2d: 3.6 ms, about 170 TFLOP/s (cuDNN's TF32
-// kernel on NHWC: 2.5 ms; PyTorch's NCHW call: 6.7 ms).
+// shared memory (WgmmaConvLayout::sharedBytes()). H100, L2_19's [128, 64,
+// 256, 256] conv_transpose2d (ping-pong): 3.2-3.5 ms, about 190 TFLOP/s
+// (cuDNN's TF32 kernel on NHWC: 2.5 ms on an H200; PyTorch's NCHW call:
+// 6.7 ms).
 //
 // Launch: block 384 (kWgmmaThreads), grid up to wgmmaConvItems(...) x
 // parts (one block per SM, a multiple of the parts), dynamic shared memory
@@ -259,9 +260,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   const int rh = phase / SW, rw = phase % SW; // PhaseBlocks' phase
   extern __shared__ unsigned char wgmmaShared[];
   __shared__ u64 full[S], empty[S];
-  unsigned char *base = reinterpret_cast<unsigned char *>(
-      (reinterpret_cast<unsigned long long>(wgmmaShared) + kWgmmaAlign - 1) &
-      ~static_cast<unsigned long long>(kWgmmaAlign - 1));
+  unsigned char *base = alignedShared(wgmmaShared);
   float *patch = reinterpret_cast<float *>(base + L.weightBytes);
   if (threadIdx.x == 0)
     for (int s = 0; s < S; ++s) {
@@ -386,8 +385,10 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   auto rowOf = [&](int m) { return PingPong ? 4 * m + q : 8 * c + 4 * m + q; };
   const unsigned wBase = smem(base);
   // The bias of this thread's channels, kept in registers up to 64 channels
-  // (128: read in the epilogue, beside the 128 accumulators).
-  constexpr bool BiasKept = NB <= 64;
+  // (128 and ping-pong: read in the epilogue, beside the accumulators; kept,
+  // ping-pong spilled, and L2_19's ran 35% slower without spilling:
+  // bench/NOTES.md v26).
+  constexpr bool BiasKept = NB <= 64 && !PingPong;
   float b[BiasKept ? NB / 4 : 1];
 #pragma unroll
   for (int j = 0; j < (BiasKept ? NB / 8 : 0); ++j)
@@ -501,8 +502,12 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
               ((PhaseBlocks ? o : t) * SPT + chunk * CC / 32) * SliceBytes;
           const u64 db = descriptor(slice) + 2 * k32;
           const int buf = Passes == 3 ? o % 2 : CP == 2 ? cw : 0;
-          pin(acc[buf][0]);
-          pin(acc[buf][1]);
+          // Every m64 block's accumulators settled before the fence (ping-
+          // pong's four too: ptxas serialised the wgmmas, warnings C7519
+          // and C7520, where zeros were set after it).
+#pragma unroll
+          for (int m = 0; m < MB; ++m)
+            pin(acc[buf][m]);
           if constexpr (Passes == 3) {
             // x's big and small parts in registers, w's in shared memory:
             // small*big + big*small + big*big.

@@ -342,19 +342,29 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
                    MatmulPrecision::High);
   EXPECT_EQ(padded.kernel, "wgmmaConv") << padded.str();
   EXPECT_EQ(padded.get("stages"), 2);
-  // Ping-pong consumers: conv2d, TF32, parts of 64, K >= 288.
+  // Ping-pong consumers: TF32, one column phase a tile, parts of 32, or of
+  // 64 with K >= 288.
   EXPECT_EQ(padded.get("pingPong"), 1);
   EXPECT_NE(padded.reason.find("a tile each in turn"), std::string::npos)
       << padded.reason;
-  EXPECT_EQ(l2_19.get("pingPong"), 0); // conv_transpose2d
+  EXPECT_EQ(l2_19.get("pingPong"), 1); // conv_transpose2d of stride 1
   EXPECT_EQ(convSchedule("conv2d", "2, 16, 32, 32", "64, 16, 3, 3",
                          ", padding=1", MatmulPrecision::High)
                 .get("pingPong"),
-            0); // K 144
-  EXPECT_EQ(convSchedule("conv2d", "2, 64, 32, 32", "32, 64, 3, 3",
+            0); // parts of 64, K 144
+  EXPECT_EQ(convSchedule("conv2d", "2, 16, 32, 32", "32, 16, 3, 3",
                          ", padding=1", MatmulPrecision::High)
                 .get("pingPong"),
-            0); // parts of 32
+            1); // parts of 32, K 144
+  EXPECT_EQ(convSchedule("conv2d", "2, 16, 32, 32", "16, 16, 3, 3",
+                         ", padding=1", MatmulPrecision::High)
+                .get("pingPong"),
+            0); // parts of 16
+  EXPECT_EQ(convSchedule("conv_transpose2d", "2, 32, 32, 32", "32, 32, 3, 3",
+                         ", stride=2, padding=1, output_padding=1",
+                         MatmulPrecision::High)
+                .get("pingPong"),
+            0); // both column phases in a tile
   EXPECT_EQ(convSchedule("conv2d", "2, 64, 32, 32", "64, 64, 3, 3",
                          ", padding=1", MatmulPrecision::Highest)
                 .get("pingPong"),
