@@ -77,6 +77,7 @@ class Block:
     act: str = ""  # "", or one of ACTS
     gn_groups: int = 0  # 0: no group_norm
     output_padding: int = 0  # conv_transpose2d only
+    groups: int = 1
 
     @property
     def name(self):
@@ -84,7 +85,8 @@ class Block:
         s = f"_s{self.stride}" if self.stride != 1 else ""
         gn = f"_gn{self.gn_groups}" if self.gn_groups else ""
         act = f"_{self.act}" if self.act else ""
-        return (f"{kind}_{self.k}x{self.k}{s}_{self.cin}to{self.cout}"
+        g = f"_g{self.groups}" if self.groups != 1 else ""
+        return (f"{kind}_{self.k}x{self.k}{s}_{self.cin}to{self.cout}{g}"
                 f"_b{self.n}_{self.hw}{gn}{act}")
 
     @property
@@ -100,10 +102,11 @@ class Block:
 
     @property
     def w_shape(self):
-        # PyTorch's layouts: conv2d [Cout, Cin, k, k], transposed [Cin, Cout, k, k].
+        # PyTorch's layouts: conv2d [Cout, Cin / groups, k, k], transposed
+        # [Cin, Cout / groups, k, k].
         if self.op == "conv2d":
-            return [self.cout, self.cin, self.k, self.k]
-        return [self.cin, self.cout, self.k, self.k]
+            return [self.cout, self.cin // self.groups, self.k, self.k]
+        return [self.cin, self.cout // self.groups, self.k, self.k]
 
     @property
     def out_shape(self):
@@ -112,7 +115,8 @@ class Block:
     @property
     def flops(self):
         """Multiply-adds x 2 of the convolution alone."""
-        taps = 2 * self.k * self.k * self.cin * self.cout * self.n
+        taps = (2 * self.k * self.k * self.cin * self.cout * self.n
+                // self.groups)
         if self.op == "conv2d":
             return taps * self.out_hw ** 2
         return taps * self.hw ** 2  # each input pixel scatters k*k taps
@@ -121,11 +125,14 @@ class Block:
         attrs = [f"stride={self.stride}", f"padding={self.padding}"]
         if self.output_padding:
             attrs.append(f"output_padding={self.output_padding}")
+        if self.groups != 1:
+            attrs.append(f"groups={self.groups}")
         return ", ".join(attrs)
 
     def summary(self):
         return (f"{self.op} k{self.k} s{self.stride} p{self.padding}"
                 + (f" op{self.output_padding}" if self.output_padding else "")
+                + (f" g{self.groups}" if self.groups != 1 else "")
                 + f": x{self.x_shape} -> {self.out_shape}")
 
     def kg(self):
@@ -163,8 +170,9 @@ class Block:
         return "\n".join(lines) + "\n"
 
 
-def c2d(cin, cout, n, hw, act="", k=3, stride=1, padding=1, gn=0):
-    return Block("conv2d", cin, cout, k, stride, padding, n, hw, act, gn)
+def c2d(cin, cout, n, hw, act="", k=3, stride=1, padding=1, gn=0, groups=1):
+    return Block("conv2d", cin, cout, k, stride, padding, n, hw, act, gn,
+                 groups=groups)
 
 
 def ct2d(cin, cout, n, hw, act="", k=3, padding=1, output_padding=0):
@@ -195,6 +203,10 @@ GRAPHS = [
     ct2d(64, 64, 32, 128, "relu", k=4),
     ct2d(128, 64, 16, 128, "silu", k=4),
     ct2d(32, 16, 64, 256, "relu", k=4),
+    # Grouped (ResNeXt-like: 4 groups of 32 channels) and depthwise (one
+    # channel a group: the FFMA kernel).
+    c2d(128, 128, 32, 128, "relu", groups=4),
+    c2d(64, 64, 32, 256, "relu", groups=64),
 ]
 for _b in GRAPHS:
     for _s in (_b.x_shape, _b.out_shape):
@@ -231,11 +243,11 @@ def make_module(b):
             super().__init__()
             if b.op == "conv2d":
                 self.conv = nn.Conv2d(b.cin, b.cout, b.k, stride=b.stride,
-                                      padding=b.padding)
+                                      padding=b.padding, groups=b.groups)
             else:
                 self.conv = nn.ConvTranspose2d(
                     b.cin, b.cout, b.k, stride=b.stride, padding=b.padding,
-                    output_padding=b.output_padding)
+                    output_padding=b.output_padding, groups=b.groups)
             self.gn = None
             if b.gn_groups:
                 self.gn = nn.GroupNorm(b.gn_groups, b.cout, eps=1e-5)
@@ -261,9 +273,11 @@ def make_module(b):
 def conv_only(b, x, w, bias):
     import torch.nn.functional as F
     if b.op == "conv2d":
-        return F.conv2d(x, w, bias, stride=b.stride, padding=b.padding)
+        return F.conv2d(x, w, bias, stride=b.stride, padding=b.padding,
+                        groups=b.groups)
     return F.conv_transpose2d(x, w, bias, stride=b.stride, padding=b.padding,
-                              output_padding=b.output_padding)
+                              output_padding=b.output_padding,
+                              groups=b.groups)
 
 
 # Kernels that are not the convolution: cuDNN's layout transforms, PyTorch's

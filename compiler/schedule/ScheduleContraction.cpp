@@ -409,6 +409,11 @@ constexpr int64_t kConvImageMinGather = 8192;
 /// tensor-core convolution takes 128 output channels a block.
 constexpr int64_t kConvWideMinK = 144;
 
+/// The fewest input channels a group of a grouped convolution has for it to
+/// run on tensor cores: fewer leave most of each 16-channel stage zeros
+/// (depthwise convolutions, one channel a group, run the FFMA kernel).
+constexpr int64_t kConvMinGroupChannels = 8;
+
 /// The least K for which a convolution's consumers take its items in turn
 /// (ping-pong) in parts of 64 channels.
 constexpr int64_t kConvPingPongMinK = 288;
@@ -432,8 +437,9 @@ bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
 
 /// A convolution on Hopper's tensor cores (kiln/wgmma_conv.cuh), TF32 at
 /// high and medium, 3xTF32 at highest, when the shape fits the template:
-/// one group, conv2d of any stride or conv_transpose2d of any stride (one
-/// pass per output phase), output channels a multiple of 8, input rows of
+/// conv2d of any stride or conv_transpose2d of any stride (one pass per
+/// output phase), one group or groups of kConvMinGroupChannels input
+/// channels or more, output channels a multiple of 8 a group, input rows of
 /// 16-byte multiples, the weight of a block's output channels (the most of
 /// 128, 64 or 32 at highest, that fit) and two stages of the patch within
 /// shared memory;
@@ -453,8 +459,14 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
     return !v || v->dtype() == DType::F32;
   });
   const bool transposed = n.op() == OpKind::ConvTranspose2d;
-  if (!t.hasWgmma() || !f32 || c.groups != 1 || c.cin < 1 || c.cout < 8 ||
-      c.pixels() < 1 || c.cout % 8 != 0 || c.w % 4 != 0)
+  // A block reduces over one group's input channels (cinG) for a part of
+  // its output channels (coutG).
+  if (c.groups < 1 || c.cin % c.groups != 0 || c.cout % c.groups != 0)
+    return std::nullopt;
+  const int64_t cinG = c.cin / c.groups, coutG = c.cout / c.groups;
+  if (!t.hasWgmma() || !f32 || cinG < 1 || coutG < 8 || c.pixels() < 1 ||
+      coutG % 8 != 0 || c.w % 4 != 0 ||
+      (c.groups > 1 && cinG < kConvMinGroupChannels))
     return std::nullopt;
   const bool accurate = precision == MatmulPrecision::Highest;
   const int passes = accurate ? 3 : 1;
@@ -464,7 +476,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
             sw = transposed ? static_cast<int>(stride[1]) : 1;
   // K a block runs: its taps x the input channels (rounded up to 16).
   auto kOf = [&](const WgmmaConvLayout &l) {
-    return int64_t{l.taps} * ((c.cin + 15) / 16 * 16);
+    return int64_t{l.taps} * ((cinG + 15) / 16 * 16);
   };
   auto layoutFor = [&](int nb, bool phaseBlocks) {
     return WgmmaConvLayout(
@@ -472,7 +484,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
         static_cast<int>(stride[0]), static_cast<int>(stride[1]),
         static_cast<int>(pad[0]), static_cast<int>(pad[1]),
         static_cast<int>(dil[0]), static_cast<int>(dil[1]),
-        static_cast<int>(c.cin), nb, passes, phaseBlocks);
+        static_cast<int>(cinG), nb, passes, phaseBlocks);
   };
   // The widest part of the output channels whose weight fits. 128 only
   // with one accumulator buffer (not both column phases of a tile) and a K
@@ -481,7 +493,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // loads a product), the 1 x 1 64 -> 128 (K 64), whose stores dominate,
   // 4% slower (bench/NOTES.md v25).
   auto widest = [&](bool phaseBlocks) {
-    int nb = wgmmaConvChannels(static_cast<int>(c.cout), passes,
+    int nb = wgmmaConvChannels(static_cast<int>(coutG), passes,
                                passes == 1 && sw == 2 && !phaseBlocks);
     if (nb == 128 && kOf(layoutFor(nb, phaseBlocks)) < kConvWideMinK)
       nb = 64;
@@ -561,6 +573,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
           ? fmt::format(" (input stride {}x{})", stride[0], stride[1])
           : "",
       nb, s.launch.grid, layout.weightBytes / 1024.0);
+  if (c.groups > 1)
+    s.reason +=
+        fmt::format(", each block within one of the {} groups", c.groups);
   if (pingPong)
     s.reason += ", its two consumer warpgroups a tile each in turn";
   // The images: one a part (with phaseBlocks, a part and phase), where a
@@ -569,7 +584,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // Cin 8 and 16 sweep graphs, whose blocks gather 2304 to 4608 values);
   // from 8192 values the copies saved 1-6%, and on L2_19 (36864) 15%
   // (bench/NOTES.md v25).
-  const int64_t gathered = int64_t{layout.taps} * c.cin * nb;
+  const int64_t gathered = int64_t{layout.taps} * cinG * nb;
   const int64_t image = constantParams && n.operand(1)->isParam() &&
                                 gathered >= kConvImageMinGather
                             ? parts * (phaseBlocks ? sh * sw : 1) *

@@ -1,7 +1,7 @@
 //===- wgmma_conv.cuh - convolutions on tensor cores ---------*- CUDA -*-===//
 //
-// conv2d and conv_transpose2d of any stride, one group, output
-// channels a multiple of 8, f32 NCHW tensors; TF32 products (Passes 1:
+// conv2d and conv_transpose2d of any stride and groups, output
+// channels a multiple of 8 a group, f32 NCHW tensors; TF32 products (Passes 1:
 // Kiln's `high` and `medium`; x and w rounded to nearest, not truncated by
 // the tensor cores) or 3xTF32 (Passes 3: `highest`, as wgmma.cuh's linear,
 // adding each tap's tensor-core sums into an fp32 total):
@@ -23,7 +23,8 @@
 //
 // An implicit GEMM read and written in NCHW: M = a tile's 16 x 16 output
 // pixels of one image, N = NB output channels (Cout / NB parts, each on
-// blocks of its own), K = (tap, input channel). conv2d's stride spaces a
+// blocks of its own, and within one of the convolution's groups), K =
+// (tap, input channel of that group). conv2d's stride spaces a
 // tile's patch rows and columns (a tap's fragments read every SH-th row
 // and SW-th column of the patch: 2-way bank conflicts at stride 2, and a
 // patch about SH SW times the stride-1 one's, so 2 stages and narrower
@@ -55,8 +56,8 @@
 // overlap the other's products (the scheduler's choice where the products
 // outlast a tile's stores).
 //
-// Requires (the scheduler checks, the template asserts): one group,
-// Cout % NB == 0 with NB 8, 16, 32, 64 or 128 (3xTF32: 32 at
+// Requires (the scheduler checks, the template asserts): a group's
+// output channels CoutG % NB == 0 with NB 8, 16, 32, 64 or 128 (3xTF32: 32 at
 // most; 128 not with both column phases of a tile, whose two accumulator
 // buffers would not fit the registers), W % 4 == 0
 // (16-byte rows), 16-byte aligned x, the weight part and the ring within
@@ -171,7 +172,7 @@ struct ConvStore {
 
 template <class G, bool HasBias, int Passes = 1,
           int NB = wgmmaConvChannels(
-              G::Cout, Passes, Passes == 1 && G::kTransposed && G::SW == 2),
+              G::CoutG, Passes, Passes == 1 && G::kTransposed && G::SW == 2),
           bool PhaseBlocks = false, int Vec = 1, bool Image = false,
           bool PingPong = false, class Epi = ConvStore>
 __device__ __forceinline__ void
@@ -179,20 +180,22 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           const float *__restrict__ bias, Epi epi, float *image = nullptr,
           unsigned long long *launches = nullptr,
           unsigned *imageFlag = nullptr) {
-  static_assert(G::G == 1, "one group");
-  static_assert(G::Cout % NB == 0 && NB % 8 == 0 && NB <= 128 &&
+  static_assert(G::CoutG % NB == 0 && NB % 8 == 0 && NB <= 128 &&
                     (NB <= 64 || NB == 128) && (Passes == 1 || NB <= 32),
                 "the output channels in parts of 8 to 128 (3xTF32: 32)");
   static_assert(G::W % 4 == 0, "16-byte rows");
   static_assert(Passes == 1 || Passes == 3, "TF32 or 3xTF32");
   constexpr bool Tr = G::kTransposed;
   constexpr WgmmaConvLayout L(Tr, G::KH, G::KW, G::SH, G::SW, G::PH, G::PW,
-                              G::DH, G::DW, G::Cin, NB, Passes, PhaseBlocks);
+                              G::DH, G::DW, G::CinG, NB, Passes, PhaseBlocks);
   static_assert(L.sharedBytes() <= kWgmmaConvSharedLimit, "fits shared memory");
 #ifdef KILN_HAS_WGMMA
   using namespace wg;
-  constexpr int Cin = G::Cin, H = G::H, W = G::W, Ho = G::Ho, Wo = G::Wo;
-  constexpr int Cout = G::Cout, Parts = Cout / NB;
+  // The convolution's groups: a block's part of the output channels lies in
+  // one, whose Cin = CinG input channels (from x's channel channelGroup *
+  // CinG) it reduces.
+  constexpr int Cin = G::CinG, H = G::H, W = G::W, Ho = G::Ho, Wo = G::Wo;
+  constexpr int Cout = G::Cout, CoutG = G::CoutG, Parts = Cout / NB;
   constexpr int SliceBytes = NB * 128; // NB channels x 32 of K
   constexpr int KT = G::KHW, T = kWgmmaConvTile;
   constexpr int CC = kWgmmaConvChannels, S = L.stages;
@@ -222,6 +225,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   // the rest in proportion to its taps (a phase of none still writes the
   // bias), so that a block keeps its phase's taps of the weight alone.
   const int part = blockIdx.x % Parts, rank = blockIdx.x / Parts;
+  const int channelGroup = part * NB / CoutG; // conv groups (not phases')
   int phase = 0, first = rank, stride = gridDim.x / Parts;
   // TF32 at column stride 2 (without PhaseBlocks): an item takes both
   // column phases of a row phase, each in its own accumulators (TF32's
@@ -287,9 +291,12 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
       for (i64 i = first; i < NB * CinP; i += step) {
         const int ci = static_cast<int>(i % CinP);
         const int r = static_cast<int>(i / CinP), co = ofPart * NB + r;
-        const float v = ci >= Cin ? 0.f
-                        : Tr      ? w[(ci * Cout + co) * KT + t]
-                                  : w[(co * Cin + ci) * KT + t];
+        // w: conv2d [Cout][CinG][KH][KW], conv_transpose2d [Cin][CoutG][KH]
+        // [KW] (input channel group * CinG + ci, output co % CoutG).
+        const float v =
+            ci >= Cin ? 0.f
+            : Tr ? w[((co / CoutG * Cin + ci) * CoutG + co % CoutG) * KT + t]
+                 : w[(co * Cin + ci) * KT + t];
         const int c32 = ci % 32;
         const unsigned off = (o * SPT + ci / 32) * SliceBytes + r * 128 +
                              (((c32 / 4) ^ (r % 8)) << 4) + (c32 % 4) * 4;
@@ -360,7 +367,9 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
         if (it >= S)
           barrierWait(&empty[s], (it / S - 1) & 1);
         const unsigned dst = smem(patch) + s * L.stageBytes();
-        const float *src = x + (static_cast<i64>(n) * Cin + chunk * CC) * H * W;
+        const float *src = x + (static_cast<i64>(n) * G::Cin +
+                                channelGroup * Cin + chunk * CC) *
+                                   H * W;
         for (int e = p; e < CC * L.rows * chunksW; e += 128) {
           const int row = e / chunksW, c4 = e % chunksW;
           const int ci = row / L.rows, r = row % L.rows;

@@ -370,10 +370,32 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
                 .get("pingPong"),
             0); // 3xTF32
 
+  // Groups of 8 input channels or more: a block within one group, its
+  // output channels in parts of that group's.
+  const Schedule grouped =
+      convSchedule("conv2d", "2, 64, 32, 32", "128, 32, 3, 3", ", groups=2",
+                   MatmulPrecision::High);
+  EXPECT_EQ(grouped.kernel, "wgmmaConv") << grouped.str();
+  EXPECT_EQ(grouped.get("nb"), 64);
+  EXPECT_NE(grouped.reason.find("one of the 2 groups"), std::string::npos)
+      << grouped.reason;
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 32, 32", "64, 8, 3, 3", ", groups=8",
+                         MatmulPrecision::High)
+                .get("nb"),
+            8);
+  EXPECT_EQ(convSchedule("conv_transpose2d", "2, 32, 32, 32", "32, 16, 3, 3",
+                         ", stride=2, groups=2", MatmulPrecision::Highest)
+                .kernel,
+            "wgmmaConv");
+
   const struct {
     const char *what, *op, *x, *w, *attrs;
   } ffma[] = {
-      {"groups 2", "conv2d", "2, 64, 32, 32", "64, 32, 3, 3", ", groups=2"},
+      {"groups of 4 input channels", "conv2d", "2, 64, 32, 32", "64, 4, 3, 3",
+       ", groups=16"},
+      {"depthwise", "conv2d", "2, 64, 32, 32", "64, 1, 3, 3", ", groups=64"},
+      {"groups of 4 output channels", "conv2d", "2, 64, 32, 32", "32, 8, 3, 3",
+       ", groups=8"},
       {"12 output channels", "conv2d", "2, 64, 32, 32", "12, 64, 3, 3", ""},
       {"W % 4 != 0", "conv2d", "2, 64, 32, 30", "64, 64, 3, 3", ""},
       {"a weight part of 288 KiB", "conv2d", "2, 1024, 8, 8", "64, 1024, 3, 3",

@@ -1145,6 +1145,42 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
+  // Grouped: 2 groups of 16 input channels into 32 each (a partial tile
+  // row, 23), 4 groups of 8 into 16 with NaN, and a strided
+  // conv_transpose2d of 2 groups (w [Cin][Cout / groups][kh][kw]); at high
+  // and highest.
+  const std::string grouped =
+      convChain("x: f32[N, 32, 23, 28]", "conv2d(x, w, b, padding=1, groups=2)",
+                "64, 16, 3, 3", 64, "  r = relu(y)\n  return r\n");
+  const std::string grouped4 =
+      convChain("x: f32[N, 32, 17, 20]",
+                "conv2d(x, w, b, padding=2, dilation=2, groups=4)",
+                "64, 8, 3, 3", 64, "  return y\n");
+  const std::string groupedT =
+      convChain("x: f32[N, 32, 13, 16]",
+                "conv_transpose2d(x, w, b, stride=2, padding=1, "
+                "output_padding=1, groups=2)",
+                "32, 16, 3, 3", 32, "  return y\n");
+  for (MatmulPrecision p : {high, MatmulPrecision::Highest}) {
+    const std::string at = p == high ? "_high" : "";
+    const double tol = p == high ? tf32Tol : 2e-6;
+    cs.push_back(
+        {"conv_tc_grouped" + at, grouped, {{2, 32, 23, 28}}, 0, 0, tol, p});
+    cs.push_back({"conv_tc_grouped4_nan" + at,
+                  grouped4,
+                  {{2, 32, 17, 20}},
+                  0,
+                  0.01,
+                  tol,
+                  p});
+    cs.push_back({"conv_tc_grouped_transposed" + at,
+                  groupedT,
+                  {{2, 32, 13, 16}},
+                  0,
+                  0,
+                  tol,
+                  p});
+  }
   cs.push_back({"conv_tc_cout128_residual_high",
                 cout128,
                 {{2, 32, 23, 28}, {2, 128, 23, 28}},
@@ -1240,7 +1276,7 @@ std::vector<Case> cases() {
   // The tensor-core convolutions run as the CLI compiles them, with
   // constant parameters: each block copies its image of the weight, made
   // once (GpuConstantParams checks that it is made again when the
-  // parameters change); four also as without them, each block gathering its
+  // parameters change); five also as without them, each block gathering its
   // part from w.
   std::vector<Case> gathered;
   for (Case &c : cs) {
@@ -1248,7 +1284,8 @@ std::vector<Case> cases() {
       continue;
     if (c.name == "conv_tc_transposed_high" ||
         c.name == "conv_tc_s2k4_residual_high" ||
-        c.name == "conv_tc_by_phase" || c.name == "conv_tc_s2k3") {
+        c.name == "conv_tc_by_phase" || c.name == "conv_tc_s2k3" ||
+        c.name == "conv_tc_grouped_high") {
       gathered.push_back(c);
       gathered.back().name += "_gathered";
     }

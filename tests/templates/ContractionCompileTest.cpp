@@ -427,7 +427,8 @@ TEST(WgmmaCompile, EveryVariantUsesTensorCoresOnSm90a) {
 // apart: it spills, WgmmaConvCompile.Strided3xTf32), and the
 // weight copied from the blocks' images (made once: a grid barrier), at TF32
 // and, by phase, 3xTF32; conv2d of stride 2 (kernel 3 and 1 x 1; in
-// 3xTF32 apart, WgmmaConvCompile.Strided3xTf32).
+// 3xTF32 apart, WgmmaConvCompile.Strided3xTf32); two groups (conv2d at
+// TF32, conv_transpose2d at 3xTF32).
 const char *const kWgmmaConvSource = R"(
 #include "kiln/wgmma_conv.cuh"
 #define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
@@ -496,6 +497,17 @@ KERNEL(convt_l2_19_image)(const float *x, const float *w, const float *b,
   kiln::wgmmaConv<kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>,
                   true, 1, 64, false, 1, true>(x, w, b, kiln::ConvStore{y},
                                                image, launches, flag);
+}
+KERNEL(conv_grouped)(const float *x, const float *w, const float *b,
+                     float *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 32, 23, 28, 64, 3, 3, 1, 1, 1, 1, 1,
+                                     1, 2>,
+                  true>(x, w, b, kiln::ConvStore{y});
+}
+KERNEL(convt_grouped_3xtf32)(const float *x, const float *w, float *y) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 32, 13, 16, 32, 3, 3, 1, 1,
+                                              1, 1, 1, 1, 2>,
+                  false, 3>(x, w, nullptr, kiln::ConvStore{y});
 }
 KERNEL(convt_s2_k4_by_phase_image)(const float *x, const float *w, float *y,
                                    float *image, unsigned long long *launches,
