@@ -346,17 +346,15 @@ llvm::Expected<EmittedKernel> emitContraction(const FusionGroup &g,
   return k;
 }
 
-/// The tensor-core convolution (kiln/wgmma_conv.cuh): its values go
+/// The lambda `epilogue(i, v)` of the tensor-core and depthwise
+/// convolutions (kiln/wgmma_conv.cuh, kiln/depthwise.cuh): their values go
 /// through the group's epilogue one element at a time (a thread's values of
-/// one channel lie 8 columns apart), or in pairs of columns (vec 2: both
-/// column phases of a conv_transpose2d of column stride 2).
-static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
-                                 const ParamList &pl,
-                                 const std::string &geometry,
-                                 const std::string &imageArgs,
-                                 std::string &functions) {
+/// one channel lie 8 columns apart in the first), or in pairs of columns
+/// (vec 2: both column phases of a conv_transpose2d of column stride 2).
+static std::string convEpilogue(const FusionGroup &g, const Schedule &s,
+                                const ParamList &pl, std::string &functions) {
   const Node &n = *g.anchor;
-  const Value *bias = n.operand(2), *y = n.result();
+  const Value *y = n.result();
   auto param = [&](const Value *v) { return pl.of(v); };
   const Shape &domain = y->shape();
   std::string pre = fmt::format(
@@ -375,11 +373,24 @@ static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
   for (const Value *v : live)
     pe.store(v, pl.of(v), pre);
   return fmt::format(
-      "  auto epilogue = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
-      "  kiln::wgmmaConv<{}, {}, {}, {}, {}, {}, {}, {}>({}, {}, {}, "
+      "  auto epilogue = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n", vec,
+      pre);
+}
+
+/// The tensor-core convolution's call (kiln/wgmma_conv.cuh).
+static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
+                                 const ParamList &pl,
+                                 const std::string &geometry,
+                                 const std::string &imageArgs,
+                                 std::string &functions) {
+  const Node &n = *g.anchor;
+  const Value *bias = n.operand(2);
+  const std::string epilogue = convEpilogue(g, s, pl, functions);
+  return fmt::format(
+      "{}  kiln::wgmmaConv<{}, {}, {}, {}, {}, {}, {}, {}>({}, {}, {}, "
       "epilogue{});\n",
-      vec, pre, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
-      s.get("phaseBlocks") ? "true" : "false", vec,
+      epilogue, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
+      s.get("phaseBlocks") ? "true" : "false", s.get("vec"),
       imageArgs.empty() ? "false" : "true",
       s.get("pingPong") ? "true" : "false", pl.of(n.operand(0)),
       pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", imageArgs);
@@ -428,6 +439,18 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
         "__launch_bounds__({}, 1)\nKILN_NAME({}) {{\n{}}}\n",
         opName(n.op()).str(), x.str(), w.str(), y.str(), s.reason,
         pl.halfInclude(), functions, kWgmmaThreads, signature, call);
+  } else if (s.kernel == "depthwiseConv2d") {
+    std::string functions;
+    const std::string epilogue = convEpilogue(g, s, pl, functions);
+    kk.source = fmt::format(
+        "// Kiln {}: {} * {} -> {}, {}.\n{}#include \"kiln/ops.cuh\"\n"
+        "#include \"kiln/depthwise.cuh\"\n\n{}extern \"C\" __global__ void "
+        "__launch_bounds__({})\nKILN_NAME({}) {{\n{}  "
+        "kiln::depthwiseConv2d<{}, {}>({}, {}, {}, epilogue);\n}}\n",
+        opName(n.op()).str(), x.str(), w.str(), y.str(), s.reason,
+        pl.halfInclude(), functions, kDepthwiseThreads, pl.signature(),
+        epilogue, geometry, bias ? "true" : "false", pl.of(n.operand(0)),
+        pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr");
   } else {
     kk.source = fmt::format("// Kiln {}: {} * {} -> {}.\n{}"
                             "  kiln::{}<{}, {}>({}, {}, {}, {});\n}}\n",

@@ -418,11 +418,53 @@ constexpr int64_t kConvMinGroupChannels = 8;
 /// (ping-pong) in parts of 64 channels.
 constexpr int64_t kConvPingPongMinK = 288;
 
+/// A depthwise conv2d (one input channel a group) in kiln/depthwise.cuh,
+/// any precision (fp32 products): f32 tensors, at most 64 taps, the input a
+/// block's output tile reads within its static shared memory; nullopt
+/// otherwise (the FFMA tiles run it, one output channel of their 32 used).
+static std::optional<Schedule> depthwiseSchedule(const Node &n,
+                                                 const ConvShape &c) {
+  const bool f32 = llvm::all_of(n.operands(), [](const Value *v) {
+    return !v || v->dtype() == DType::F32;
+  });
+  auto stride = n.getInts("stride"), dil = n.getInts("dilation");
+  const Shape &w = n.operand(1)->shape();
+  const int64_t kh = w[2].size, kw = w[3].size;
+  if (n.op() != OpKind::Conv2d || !f32 || c.groups != c.cin || kh * kw > 64 ||
+      c.pixels() < 1 ||
+      depthwiseSpan(kDepthwiseRows, kh, stride[0], dil[0]) *
+              depthwiseSpan(kDepthwiseCols, kw, stride[1], dil[1]) * 4 >
+          kDepthwiseSharedLimit)
+    return std::nullopt;
+  const long long blocks = depthwiseBlocks(c.batch, c.cout, c.ho, c.wo);
+  if (blocks >= (1ll << 31))
+    return std::nullopt;
+  Schedule s;
+  s.kind = GroupKind::Convolution;
+  s.kernel = "depthwiseConv2d";
+  s.set("rows", kDepthwiseRows);
+  s.set("cols", kDepthwiseCols);
+  s.set("vec", 1); // the epilogue's values a call
+  s.launch.grid = static_cast<unsigned>(blocks);
+  s.launch.block = kDepthwiseThreads;
+  s.reason = fmt::format(
+      "direct depthwise (fp32 FMA), {}x{} output tiles of one channel plane "
+      "a block, the input they read in shared memory ({:.1f} KiB)",
+      kDepthwiseRows, kDepthwiseCols,
+      depthwiseSharedBytes(kh, kw, stride[0], stride[1], dil[0], dil[1]) /
+          1024.0);
+  return s;
+}
+
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
                               const TargetInfo &t, MatmulPrecision precision) {
-  // The tensor-core convolution's: elementwise nodes, no group_norm yet.
-  if (getOpInfo(anchor.op()).family == OpFamily::Convolution)
-    return !norm && wgmmaConvSchedule(anchor, convShape(anchor), t, precision);
+  // The tensor-core and depthwise convolutions': elementwise nodes, no
+  // group_norm yet.
+  if (getOpInfo(anchor.op()).family == OpFamily::Convolution) {
+    const ConvShape c = convShape(anchor);
+    return !norm && (wgmmaConvSchedule(anchor, c, t, precision) ||
+                     depthwiseSchedule(anchor, c));
+  }
   // The tensor-core kernel's: an f32 linear, or a matmul it runs.
   std::optional<LinearShape> l;
   if (anchor.op() == OpKind::Linear && anchor.result()->dtype() == DType::F32)
@@ -629,6 +671,8 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                      groups);
   if (std::optional<Schedule> s =
           wgmmaConvSchedule(n, c, tg, precision, constantParams))
+    return std::move(*s);
+  if (std::optional<Schedule> s = depthwiseSchedule(n, c))
     return std::move(*s);
   TileShape t = pickConvTile(pixels, cout / groups);
   llvm::Expected<Schedule> s = tiledSchedule(

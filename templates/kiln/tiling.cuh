@@ -132,6 +132,36 @@ KILN_HOST_DEVICE constexpr TileShape pickConvTile(long long pixels,
                               : kConvLarge;
 }
 
+// --- depthwise conv2d (depthwise.cuh) --------------------------------------
+// Launch: block (kDepthwiseThreads, 1, 1); grid (depthwiseBlocks(N, Cout,
+// Ho, Wo), 1, 1); the input tile in static shared memory.
+
+/// A block's output tile (rows x columns of one channel plane) and threads:
+/// each thread a column and kDepthwiseRows / 4 rows of it.
+inline constexpr int kDepthwiseRows = 16, kDepthwiseCols = 64;
+inline constexpr int kDepthwiseThreads = 256;
+inline constexpr int kDepthwiseSharedLimit = 48 * 1024; // static
+
+/// The input rows (or columns) an output tile of `out` rows reads, one dim.
+KILN_HOST_DEVICE constexpr int depthwiseSpan(int out, int k, int stride,
+                                             int dil) {
+  return (out - 1) * stride + (k - 1) * dil + 1;
+}
+
+/// The bytes of a block's input tile (the scheduler's and the template's
+/// check: at most kDepthwiseSharedLimit).
+KILN_HOST_DEVICE constexpr int depthwiseSharedBytes(int kh, int kw, int sh,
+                                                    int sw, int dh, int dw) {
+  return depthwiseSpan(kDepthwiseRows, kh, sh, dh) *
+         depthwiseSpan(kDepthwiseCols, kw, sw, dw) * 4;
+}
+
+KILN_HOST_DEVICE constexpr long long depthwiseBlocks(long long n,
+                                                     long long cout, int ho,
+                                                     int wo) {
+  return n * cout * ceilDiv(ho, kDepthwiseRows) * ceilDiv(wo, kDepthwiseCols);
+}
+
 // --- convolutions on Hopper tensor cores (wgmma_conv.cuh) ---------------
 // Launch: block (kWgmmaThreads, 1, 1); grid (up to wgmmaConvItems(...) x
 // parts, a multiple of parts), dynamic shared memory

@@ -305,14 +305,16 @@ Schedule convSchedule(const std::string &op, const std::string &x,
                     arch, precision, constantParams);
 }
 
-// A convolution with one group runs on the tensor cores (wgmmaConv): conv2d
-// of any stride and conv_transpose2d of any stride (a pass per output phase),
+// A convolution with one group, or groups of 8 input channels or more, runs
+// on the tensor cores (wgmmaConv): conv2d of any stride and
+// conv_transpose2d of any stride (a pass per output phase),
 // output channels a multiple of 8 taken in parts of up to 128 (where K is
 // 144 or more and one accumulator buffer serves; else 64; highest: 32) by
 // blocks of their own, TF32 at high and medium, 3xTF32 at highest; input
 // rows of 16-byte multiples, the weight of a part and the patch ring within
 // 227 KiB (narrower parts, then two stages, where they do not fit).
-// Everything else keeps the FFMA kernel.
+// A depthwise conv2d (one input channel a group) runs the direct kernel;
+// everything else keeps the FFMA kernel.
 TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   const Schedule l2_19 =
       convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
@@ -388,12 +390,24 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
                 .kernel,
             "wgmmaConv");
 
+  // Depthwise: the direct kernel at every precision, a channel multiplier
+  // of 2, stride and dilation.
+  for (MatmulPrecision p : {MatmulPrecision::High, MatmulPrecision::Highest}) {
+    const Schedule dw = convSchedule("conv2d", "2, 64, 32, 30", "128, 1, 3, 3",
+                                     ", stride=2, dilation=2, groups=64", p);
+    EXPECT_EQ(dw.kernel, "depthwiseConv2d") << dw.str();
+    EXPECT_EQ(dw.launch.grid, 2u * 128 * 1 * 1) << dw.str(); // 14 x 13 outputs
+    EXPECT_NE(dw.reason.find("direct depthwise"), std::string::npos)
+        << dw.reason;
+  }
+
   const struct {
     const char *what, *op, *x, *w, *attrs;
   } ffma[] = {
       {"groups of 4 input channels", "conv2d", "2, 64, 32, 32", "64, 4, 3, 3",
        ", groups=16"},
-      {"depthwise", "conv2d", "2, 64, 32, 32", "64, 1, 3, 3", ", groups=64"},
+      {"depthwise of 81 taps", "conv2d", "2, 64, 32, 32", "64, 1, 9, 9",
+       ", padding=4, groups=64"},
       {"groups of 4 output channels", "conv2d", "2, 64, 32, 32", "32, 8, 3, 3",
        ", groups=8"},
       {"12 output channels", "conv2d", "2, 64, 32, 32", "12, 64, 3, 3", ""},

@@ -431,6 +431,37 @@ std::vector<Case> cases() {
                 "  y = conv2d(x, w, padding=1, groups=16384)\n"
                 "  return y\n}\n",
                 {{1, 16384, 5, 6}}});
+  // Depthwise (the direct kernel, fp32 at every precision): 3 x 3 with a
+  // fused relu over partial tiles (37 x 70 outputs: 16 x 64 tiles); a
+  // channel multiplier of 2 with stride 2, dilation 2 and NaN; 5 x 5 on
+  // inputs offset by 100.
+  const std::string dw3 =
+      "graph d(x: f32[N, 24, 37, 70]) {\n"
+      "  param w: f32[24, 1, 3, 3] = uniform(-1, 1, seed=3)\n"
+      "  param b: f32[24] = uniform(-1, 1, seed=4)\n"
+      "  y = conv2d(x, w, b, padding=1, groups=24)\n"
+      "  r = relu(y)\n  return r\n}\n";
+  const std::string dwMul2 =
+      "graph d(x: f32[N, 8, 29, 31]) {\n"
+      "  param w: f32[16, 1, 3, 3] = uniform(-1, 1, seed=3)\n"
+      "  y = conv2d(x, w, stride=2, padding=2, dilation=2, groups=8)\n"
+      "  return y\n}\n";
+  const std::string dw5 =
+      "graph d(x: f32[N, 16, 40, 70]) {\n"
+      "  param w: f32[16, 1, 5, 5] = uniform(-1, 1, seed=3)\n"
+      "  param b: f32[16] = uniform(-1, 1, seed=4)\n"
+      "  y = conv2d(x, w, b, padding=2, groups=16)\n"
+      "  return y\n}\n";
+  cs.push_back({"conv_depthwise_relu", dw3, {{2, 24, 37, 70}}});
+  cs.push_back({"conv_depthwise_relu_high",
+                dw3,
+                {{2, 24, 37, 70}},
+                0,
+                0,
+                2e-6,
+                MatmulPrecision::High});
+  cs.push_back({"conv_depthwise_mul2_nan", dwMul2, {{2, 8, 29, 31}}, 0, 0.01});
+  cs.push_back({"conv_depthwise_5x5_offset", dw5, {{2, 16, 40, 70}}, 100});
   // 300 inputs added in a chain: more than one kernel reads (256).
   {
     std::string kg = "graph w(";

@@ -620,6 +620,39 @@ conv_ping_pong_cin16(const float *x, const float *w, const float *b,
   EXPECT_EQ(ptx.find("ld.u32"), std::string::npos);
 }
 
+// The depthwise conv2d (depthwise.cuh) compiles on every arch without
+// spills: 3 x 3 with a fused epilogue, 5 x 5 with stride 2, dilation 2 and a
+// channel multiplier of 2, 7 x 7 over partial tiles.
+TEST(DepthwiseCompile, EveryArch) {
+  const char *source = R"(
+#include "kiln/depthwise.cuh"
+#define KERNEL(name) extern "C" __global__ void __launch_bounds__(256) name
+KERNEL(dw3_relu)(const float *x, const float *w, const float *b, float *y) {
+  auto relu = [&](kiln::i64 i, float (&v)[1]) { y[i] = fmaxf(v[0], 0.f); };
+  kiln::depthwiseConv2d<
+      kiln::Conv2dParams<32, 64, 256, 256, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64>,
+      true>(x, w, b, relu);
+}
+KERNEL(dw5_s2_d2_mul2)(const float *x, const float *w, float *y) {
+  auto store = [&](kiln::i64 i, float (&v)[1]) { y[i] = v[0]; };
+  kiln::depthwiseConv2d<
+      kiln::Conv2dParams<2, 8, 29, 31, 16, 5, 5, 2, 2, 4, 4, 2, 2, 8>, false>(
+      x, w, nullptr, store);
+}
+KERNEL(dw7)(const float *x, const float *w, const float *b, float *y) {
+  auto store = [&](kiln::i64 i, float (&v)[1]) { y[i] = v[0]; };
+  kiln::depthwiseConv2d<
+      kiln::Conv2dParams<2, 16, 37, 70, 16, 7, 7, 1, 1, 3, 3, 1, 1, 16>, true>(
+      x, w, b, store);
+}
+)";
+  for (const char *arch : {"sm_90a", "sm_90", "sm_80"}) {
+    Compiled c = compile(source, arch, "depthwise_test.cu");
+    ASSERT_TRUE(c.ok) << arch << ":\n" << c.log;
+    EXPECT_EQ(spills(c.log), "") << arch << ":\n" << c.log;
+  }
+}
+
 // Elsewhere the template compiles (the scheduler never picks it there).
 TEST(WgmmaCompile, CompilesToATrapOffSm90a) {
   for (const char *arch : {"sm_90", "sm_80"}) {

@@ -1,0 +1,96 @@
+//===- depthwise.cuh - depthwise conv2d, direct ------------*- CUDA -*-===//
+//
+// conv2d with one input channel a group (depthwise: groups == Cin; Cout /
+// Cin output channels a group, the channel multiplier), f32 NCHW, any
+// stride, padding and dilation:
+//   depthwiseConv2d<Conv2dParams<...>, HasBias>(x, w, bias, epilogue)
+// y[n][co][oh][ow] = bias[co] + sum over kh, kw of x[n][co / M][oh SH - PH +
+// kh DH][ow SW - PW + kw DW] * w[co][0][kh][kw] (M = Cout / Cin; x outside
+// its image reads 0), each value handed to epilogue(i, v) with its NCHW
+// index i in y and v[1], which stores it (the fused elementwise nodes).
+//
+// A depthwise convolution multiplies each input value KH x KW times at
+// most, so it is bound by memory, not by the products (as an implicit GEMM
+// its K would be the taps alone, and the FFMA tiles' 32 output channels a
+// tile would hold one). Each block takes a 16 x 64 output tile of one
+// channel plane: its 256 threads copy the input rows and columns the tile
+// reads (zeros outside the image) into shared memory, a warp's loads 32
+// consecutive floats of a row; then each thread computes 4 outputs of one
+// column (rows ty, ty + 4, ty + 8, ty + 12) with the channel's taps in
+// registers and hands them to the epilogue (a warp: 32 consecutive columns
+// of a row).
+//
+// Requires (the scheduler checks, the template asserts): Cin == groups,
+// the tile's input within kDepthwiseSharedLimit (depthwiseSharedBytes,
+// tiling.cuh), KH x KW <= 64 taps, fewer than 2^31 blocks.
+//
+// Launch: block kDepthwiseThreads (256), grid depthwiseBlocks(N, Cout, Ho,
+// Wo), no dynamic shared memory; __launch_bounds__(256).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_DEPTHWISE_CUH
+#define KILN_DEPTHWISE_CUH
+
+#include "kiln/conv.cuh"
+
+namespace kiln {
+
+template <class G, bool HasBias, class Epi>
+__device__ __forceinline__ void
+depthwiseConv2d(const float *__restrict__ x, const float *__restrict__ w,
+                const float *__restrict__ bias, Epi epi) {
+  static_assert(!G::kTransposed && G::CinG == 1, "depthwise conv2d");
+  constexpr int H = G::H, W = G::W, Ho = G::Ho, Wo = G::Wo, Cout = G::Cout;
+  constexpr int KH = G::KH, KW = G::KW, SH = G::SH, SW = G::SW, DH = G::DH,
+                DW = G::DW, M = G::CoutG;
+  constexpr int TR = kDepthwiseRows, TC = kDepthwiseCols;
+  constexpr int IR = depthwiseSpan(TR, KH, SH, DH);
+  constexpr int IC = depthwiseSpan(TC, KW, SW, DW);
+  static_assert(IR * IC * 4 == depthwiseSharedBytes(KH, KW, SH, SW, DH, DW) &&
+                    IR * IC * 4 <= kDepthwiseSharedLimit,
+                "the tile's input fits shared memory");
+  static_assert(KH * KW <= 64, "the taps in registers");
+  static_assert(depthwiseBlocks(G::N, Cout, Ho, Wo) < (1ll << 31), "blocks");
+  constexpr int tilesC = (Wo + TC - 1) / TC, tilesR = (Ho + TR - 1) / TR;
+  __shared__ float in[IR * IC];
+  // Block b: tile b % (tilesR tilesC) of plane (n, co) = b / (tilesR tilesC).
+  const int tile = blockIdx.x % (tilesR * tilesC);
+  const i64 plane = blockIdx.x / (tilesR * tilesC); // n Cout + co
+  const int co = static_cast<int>(plane % Cout);
+  const int oh0 = tile / tilesC * TR, ow0 = tile % tilesC * TC;
+  const int ih0 = oh0 * SH - G::PH, iw0 = ow0 * SW - G::PW;
+  const float *src = x + (plane / Cout * G::Cin + co / M) * (i64{H} * W);
+  for (int e = threadIdx.x; e < IR * IC; e += kDepthwiseThreads) {
+    const int r = e / IC, c = e % IC, ih = ih0 + r, iw = iw0 + c;
+    in[e] =
+        ih >= 0 && ih < H && iw >= 0 && iw < W ? __ldg(src + ih * W + iw) : 0.f;
+  }
+  float tap[KH * KW];
+#pragma unroll
+  for (int t = 0; t < KH * KW; ++t)
+    tap[t] = __ldg(w + co * (KH * KW) + t);
+  const float b = HasBias ? __ldg(bias + co) : 0.f;
+  __syncthreads();
+  const int col = threadIdx.x % TC, row0 = threadIdx.x / TC;
+  constexpr int Steps = kDepthwiseThreads / TC; // rows a pass
+  const int ow = ow0 + col;
+#pragma unroll
+  for (int i = 0; i < TR / Steps; ++i) {
+    const int r = row0 + Steps * i, oh = oh0 + r;
+    float s = b;
+#pragma unroll
+    for (int kh = 0; kh < KH; ++kh)
+#pragma unroll
+      for (int kw = 0; kw < KW; ++kw)
+        s = fmaf(in[(r * SH + kh * DH) * IC + col * SW + kw * DW],
+                 tap[kh * KW + kw], s);
+    if ((Ho % TR == 0 || oh < Ho) && (Wo % TC == 0 || ow < Wo)) {
+      float v[1] = {s};
+      epi((plane * Ho + oh) * Wo + ow, v);
+    }
+  }
+}
+
+} // namespace kiln
+
+#endif
