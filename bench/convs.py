@@ -203,6 +203,8 @@ GRAPHS = [
     ct2d(64, 64, 32, 128, "relu", k=4),
     ct2d(128, 64, 16, 128, "silu", k=4),
     ct2d(32, 16, 64, 256, "relu", k=4),
+    # A 14 x 14 image (ResNet's third stage; rows of 56 bytes).
+    c2d(64, 64, 512, 14, "relu"),
     # Grouped (ResNeXt-like: 4 groups of 32 channels) and depthwise (one
     # channel a group: the FFMA kernel).
     c2d(128, 128, 32, 128, "relu", groups=4),

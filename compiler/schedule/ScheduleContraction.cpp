@@ -481,8 +481,9 @@ bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
 /// high and medium, 3xTF32 at highest, when the shape fits the template:
 /// conv2d of any stride or conv_transpose2d of any stride (one pass per
 /// output phase), one group or groups of kConvMinGroupChannels input
-/// channels or more, output channels a multiple of 8 a group, input rows of
-/// 16-byte multiples, the weight of a block's output channels (the most of
+/// channels or more, output channels a multiple of 8 a group (input rows
+/// of any width: copied 16, 8 or 4 bytes at a time as W allows), the
+/// weight of a block's output channels (the most of
 /// 128, 64 or 32 at highest, that fit) and two stages of the patch within
 /// shared memory;
 /// nullopt otherwise (the FFMA kernel runs it). With constantParams, w a
@@ -507,8 +508,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
     return std::nullopt;
   const int64_t cinG = c.cin / c.groups, coutG = c.cout / c.groups;
   if (!t.hasWgmma() || !f32 || cinG < 1 || coutG < 8 || c.pixels() < 1 ||
-      coutG % 8 != 0 || c.w % 4 != 0 ||
-      (c.groups > 1 && cinG < kConvMinGroupChannels))
+      coutG % 8 != 0 || (c.groups > 1 && cinG < kConvMinGroupChannels))
     return std::nullopt;
   const bool accurate = precision == MatmulPrecision::Highest;
   const int passes = accurate ? 3 : 1;

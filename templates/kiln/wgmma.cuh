@@ -169,6 +169,19 @@ __device__ __forceinline__ void copy16(unsigned dst, const void *src,
                : "memory");
 }
 
+/// Bytes (4, 8 or 16) from global src to shared dst; zeros when !valid.
+template <int Bytes>
+__device__ __forceinline__ void copyAsync(unsigned dst, const void *src,
+                                          bool valid) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async sizes");
+  if constexpr (Bytes == 16)
+    copy16(dst, src, valid);
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(dst),
+                 "l"(src), "n"(Bytes), "r"(valid ? Bytes : 0)
+                 : "memory");
+}
+
 __device__ __forceinline__ void copyCommit() {
   asm volatile("cp.async.commit_group;" ::: "memory");
 }

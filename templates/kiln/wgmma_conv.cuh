@@ -37,14 +37,14 @@
 // shared memory, K-major and 128-byte swizzled (slices of NB x 32 floats),
 // which wgmma reads as its B operand. Warpgroup 0 (the producer) copies
 // each tile's input patch, 16 channels at a time (zeros past Cin), into a
-// ring of 3 stages with 16-byte cp.async (zeros outside the image; 2
-// stages where 3 do not fit); warpgroups 1 and 2 (the consumers) each
-// multiply 8 rows of the tile: their A operand comes from registers
-// (wgmma's RS form), each thread loading its fragments from the patch with
-// one shared-memory word per value (channel planes 8 or 24 mod 32 words
-// apart: no bank conflicts). A tap's fragments are the patch shifted by
-// its offsets, so no im2col copy exists. Persistent: block b runs work
-// items (tile, group of phases) b / parts, + gridDim.x / parts, ..., the
+// ring of 3 stages with 16-byte cp.async (8 or 4 where W % 4 != 0; zeros
+// outside the image; 2 stages where 3 do not fit); warpgroups 1 and 2 (the
+// consumers) each multiply 8 rows of the tile: their A operand comes from
+// registers (wgmma's RS form), each thread loading its fragments from the
+// patch with one shared-memory word per value (channel planes 8 or 24 mod
+// 32 words apart: no bank conflicts). A tap's fragments are the patch
+// shifted by its offsets, so no im2col copy exists. Persistent: block b runs
+// work items (tile, group of phases) b / parts, + gridDim.x / parts, ..., the
 // groups of a tile consecutive (their stores interleave in L2). A group is
 // one phase, or at TF32 and column stride 2 both column phases of a row
 // phase, in TF32's two accumulator buffers: a thread then holds adjacent
@@ -59,8 +59,8 @@
 // Requires (the scheduler checks, the template asserts): a group's
 // output channels CoutG % NB == 0 with NB 8, 16, 32, 64 or 128 (3xTF32: 32 at
 // most; 128 not with both column phases of a tile, whose two accumulator
-// buffers would not fit the registers), W % 4 == 0
-// (16-byte rows), 16-byte aligned x, the weight part and the ring within
+// buffers would not fit the registers), 16-byte aligned x, the weight
+// part and the ring within
 // shared memory (WgmmaConvLayout::sharedBytes()). H100, L2_19's [128, 64,
 // 256, 256] conv_transpose2d (ping-pong): 3.2-3.5 ms, about 190 TFLOP/s
 // (cuDNN's TF32 kernel on NHWC: 2.5 ms on an H200; PyTorch's NCHW call:
@@ -183,7 +183,6 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   static_assert(G::CoutG % NB == 0 && NB % 8 == 0 && NB <= 128 &&
                     (NB <= 64 || NB == 128) && (Passes == 1 || NB <= 32),
                 "the output channels in parts of 8 to 128 (3xTF32: 32)");
-  static_assert(G::W % 4 == 0, "16-byte rows");
   static_assert(Passes == 1 || Passes == 3, "TF32 or 3xTF32");
   constexpr bool Tr = G::kTransposed;
   constexpr WgmmaConvLayout L(Tr, G::KH, G::KW, G::SH, G::SW, G::PH, G::PW,
@@ -348,14 +347,16 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   const int role = threadIdx.x / 128;
   if (role == 0) {
     // The producer: each tile's patch (the same for every phase), 16
-    // channels a stage, 16 bytes a copy (whole chunks of 4 columns: W % 4
-    // == 0 and the patch starts at a multiple of 4), zeros outside the
-    // image and past Cin.
+    // channels a stage, whole chunks of CW columns a copy (16 bytes where W
+    // % 4 == 0, else 8 where W is even, else 4: x's rows are as aligned as
+    // W makes them, and the patch starts at a multiple of 4), zeros outside
+    // the image and past Cin.
     // (The producer spilled on 72 with 3xTF32's code; 96 + 200 fits the
     // SM's registers: 128 x 96 + 256 x 200 < 64 Ki.)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 96;");
     const int p = threadIdx.x;
-    constexpr int chunksW = L.rowW / 4;
+    constexpr int CW = W % 4 == 0 ? 4 : W % 2 == 0 ? 2 : 1;
+    constexpr int chunksW = L.rowW / CW;
     int it = 0;
     for (int k = first; k < items; k += stride) {
       const int tile = PhaseBlocks ? k : k / Groups;
@@ -373,11 +374,12 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
         for (int e = p; e < CC * L.rows * chunksW; e += 128) {
           const int row = e / chunksW, c4 = e % chunksW;
           const int ci = row / L.rows, r = row % L.rows;
-          const int ih = ih0 + r, iw = iw0 + 4 * c4;
+          const int ih = ih0 + r, iw = iw0 + CW * c4;
           const bool in = ih >= 0 && ih < H && iw >= 0 && iw < W &&
                           (Cin % CC == 0 || chunk * CC + ci < Cin);
-          copy16(dst + (ci * L.plane + r * L.rowW + 4 * c4) * 4,
-                 in ? src + (static_cast<i64>(ci) * H + ih) * W + iw : x, in);
+          copyAsync<4 * CW>(
+              dst + (ci * L.plane + r * L.rowW + CW * c4) * 4,
+              in ? src + (static_cast<i64>(ci) * H + ih) * W + iw : x, in);
         }
         arriveOnCopies(&full[s]);
       }

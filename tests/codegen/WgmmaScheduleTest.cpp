@@ -311,7 +311,7 @@ Schedule convSchedule(const std::string &op, const std::string &x,
 // output channels a multiple of 8 taken in parts of up to 128 (where K is
 // 144 or more and one accumulator buffer serves; else 64; highest: 32) by
 // blocks of their own, TF32 at high and medium, 3xTF32 at highest; input
-// rows of 16-byte multiples, the weight of a part and the patch ring within
+// rows of any width, the weight of a part and the patch ring within
 // 227 KiB (narrower parts, then two stages, where they do not fit).
 // A depthwise conv2d (one input channel a group) runs the direct kernel;
 // everything else keeps the FFMA kernel.
@@ -390,6 +390,14 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
                 .kernel,
             "wgmmaConv");
 
+  // Input rows of any width (W % 4 != 0: copies of 8 or 4 bytes).
+  for (const char *x : {"2, 64, 32, 30", "2, 64, 14, 14", "2, 64, 7, 7"})
+    EXPECT_EQ(convSchedule("conv2d", x, "64, 64, 3, 3", ", padding=1",
+                           MatmulPrecision::High)
+                  .kernel,
+              "wgmmaConv")
+        << x;
+
   // Depthwise: the direct kernel at every precision, a channel multiplier
   // of 2, stride and dilation.
   for (MatmulPrecision p : {MatmulPrecision::High, MatmulPrecision::Highest}) {
@@ -411,7 +419,6 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
       {"groups of 4 output channels", "conv2d", "2, 64, 32, 32", "32, 8, 3, 3",
        ", groups=8"},
       {"12 output channels", "conv2d", "2, 64, 32, 32", "12, 64, 3, 3", ""},
-      {"W % 4 != 0", "conv2d", "2, 64, 32, 30", "64, 64, 3, 3", ""},
       {"a weight part of 288 KiB", "conv2d", "2, 1024, 8, 8", "64, 1024, 3, 3",
        ""},
   };

@@ -1212,6 +1212,43 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
+  // Input rows of any width: W = 30 (8-byte copies) with padding and a
+  // residual, ResNet's 14 x 14 and 7 x 7 stages (8- and 4-byte copies), and
+  // a strided conv_transpose2d of odd W (21) with NaN; at high and highest.
+  const std::string w30 =
+      convChain("x: f32[N, 32, 19, 30], r: f32[N, 64, 19, 30]",
+                "conv2d(x, w, b, padding=1)", "64, 32, 3, 3", 64,
+                "  z = add(y, r)\n  return z\n");
+  const std::string w14 =
+      convChain("x: f32[N, 64, 14, 14]", "conv2d(x, w, b, padding=1)",
+                "64, 64, 3, 3", 64, "  r = relu(y)\n  return r\n");
+  const std::string w7 =
+      convChain("x: f32[N, 128, 7, 7]", "conv2d(x, w, b, padding=1)",
+                "128, 128, 3, 3", 128, "  return y\n");
+  const std::string w21 = convChain(
+      "x: f32[N, 32, 13, 21]",
+      "conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)",
+      "32, 32, 3, 3", 32, "  return y\n");
+  for (MatmulPrecision p : {high, MatmulPrecision::Highest}) {
+    const std::string at = p == high ? "_high" : "";
+    const double tol = p == high ? tf32Tol : 2e-6;
+    cs.push_back({"conv_tc_w30_residual" + at,
+                  w30,
+                  {{2, 32, 19, 30}, {2, 64, 19, 30}},
+                  0,
+                  0,
+                  tol,
+                  p});
+    cs.push_back({"conv_tc_w14" + at, w14, {{3, 64, 14, 14}}, 0, 0, tol, p});
+    cs.push_back({"conv_tc_w7" + at, w7, {{3, 128, 7, 7}}, 0, 0, tol, p});
+    cs.push_back({"conv_tc_w21_transposed_nan" + at,
+                  w21,
+                  {{2, 32, 13, 21}},
+                  0,
+                  0.01,
+                  tol,
+                  p});
+  }
   cs.push_back({"conv_tc_cout128_residual_high",
                 cout128,
                 {{2, 32, 23, 28}, {2, 128, 23, 28}},

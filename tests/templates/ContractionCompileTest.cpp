@@ -428,7 +428,8 @@ TEST(WgmmaCompile, EveryVariantUsesTensorCoresOnSm90a) {
 // weight copied from the blocks' images (made once: a grid barrier), at TF32
 // and, by phase, 3xTF32; conv2d of stride 2 (kernel 3 and 1 x 1; in
 // 3xTF32 apart, WgmmaConvCompile.Strided3xTf32); two groups (conv2d at
-// TF32, conv_transpose2d at 3xTF32).
+// TF32, conv_transpose2d at 3xTF32); rows of 14 and 21 floats (8- and
+// 4-byte copies).
 const char *const kWgmmaConvSource = R"(
 #include "kiln/wgmma_conv.cuh"
 #define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
@@ -509,6 +510,15 @@ KERNEL(convt_grouped_3xtf32)(const float *x, const float *w, float *y) {
                                               1, 1, 1, 1, 2>,
                   false, 3>(x, w, nullptr, kiln::ConvStore{y});
 }
+KERNEL(conv_w14)(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1>,
+                  true>(x, w, b, kiln::ConvStore{y});
+}
+KERNEL(convt_w21)(const float *x, const float *w, float *y) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 32, 13, 21, 32, 3, 3, 2, 2,
+                                              1, 1, 1, 1, 1, 1, 1>,
+                  false>(x, w, nullptr, kiln::ConvStore{y});
+}
 KERNEL(convt_s2_k4_by_phase_image)(const float *x, const float *w, float *y,
                                    float *image, unsigned long long *launches,
                                    unsigned *flag) {
@@ -535,6 +545,9 @@ TEST(WgmmaConvCompile, EveryVariantUsesTensorCoresOnSm90a) {
             std::string::npos);
   EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos); // 3xTF32
   EXPECT_NE(ptx.find("cp.async.mbarrier.arrive.noinc"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.ca.shared.global [%r"), std::string::npos);
+  EXPECT_NE(ptx.find("], 8, %r"), std::string::npos); // 8-byte copies
+  EXPECT_NE(ptx.find("], 4, %r"), std::string::npos); // 4-byte copies
   EXPECT_NE(ptx.find("atom.add.release.gpu.global.u64"), std::string::npos);
   for (const char *arch : {"sm_90", "sm_80"}) {
     Compiled other = compile(kWgmmaConvSource, arch, "wgmma_conv_test.cu");
