@@ -156,9 +156,8 @@ KILN_HOST_DEVICE constexpr int depthwiseSharedBytes(int kh, int kw, int sh,
          depthwiseSpan(kDepthwiseCols, kw, sw, dw) * 4;
 }
 
-KILN_HOST_DEVICE constexpr long long depthwiseBlocks(long long n,
-                                                     long long cout, int ho,
-                                                     int wo) {
+KILN_HOST_DEVICE constexpr long long
+depthwiseBlocks(long long n, long long cout, int ho, int wo) {
   return n * cout * ceilDiv(ho, kDepthwiseRows) * ceilDiv(wo, kDepthwiseCols);
 }
 
