@@ -421,36 +421,33 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
   const int64_t pixels = c.pixels();
   ParamList pl = tensorParams(g);
   EmittedKernel kk;
-  // The tensor-core kernel (wgmma_conv.cuh) with its epilogue, or the FFMA
-  // one.
-  if (s.kernel == "wgmmaConv") {
+  // The tensor-core (wgmma_conv.cuh) and depthwise (depthwise.cuh) kernels
+  // with the fused epilogue, or the FFMA one.
+  if (s.kernel == "wgmmaConv" || s.kernel == "depthwiseConv2d") {
+    const bool wgmma = s.kernel == "wgmmaConv";
     // The blocks' images of the weight, made when the parameters change.
-    std::string signature = pl.signature(), imageArgs;
-    if (s.get("image") > 0)
+    std::string signature = pl.signature(), imageArgs, functions;
+    if (wgmma && s.get("image") > 0)
       imageArgs = addDerivedWorkspaces(pl, kWgmmaSplitFlagged,
                                        static_cast<uint64_t>(s.get("image")),
                                        "float", signature);
-    std::string functions;
     const std::string call =
-        wgmmaConvCall(g, s, pl, geometry, imageArgs, functions);
+        wgmma
+            ? wgmmaConvCall(g, s, pl, geometry, imageArgs, functions)
+            : fmt::format("{}  kiln::depthwiseConv2d<{}, {}>({}, {}, {}, "
+                          "epilogue);\n",
+                          convEpilogue(g, s, pl, functions), geometry,
+                          bias ? "true" : "false", pl.of(n.operand(0)),
+                          pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr");
     kk.source = fmt::format(
         "// Kiln {}: {} * {} -> {}, {}.\n{}#include \"kiln/ops.cuh\"\n"
-        "#include \"kiln/wgmma_conv.cuh\"\n\n{}extern \"C\" __global__ void "
-        "__launch_bounds__({}, 1)\nKILN_NAME({}) {{\n{}}}\n",
+        "#include \"kiln/{}\"\n\n{}extern \"C\" __global__ void "
+        "__launch_bounds__({})\nKILN_NAME({}) {{\n{}}}\n",
         opName(n.op()).str(), x.str(), w.str(), y.str(), s.reason,
-        pl.halfInclude(), functions, kWgmmaThreads, signature, call);
-  } else if (s.kernel == "depthwiseConv2d") {
-    std::string functions;
-    const std::string epilogue = convEpilogue(g, s, pl, functions);
-    kk.source = fmt::format(
-        "// Kiln {}: {} * {} -> {}, {}.\n{}#include \"kiln/ops.cuh\"\n"
-        "#include \"kiln/depthwise.cuh\"\n\n{}extern \"C\" __global__ void "
-        "__launch_bounds__({})\nKILN_NAME({}) {{\n{}  "
-        "kiln::depthwiseConv2d<{}, {}>({}, {}, {}, epilogue);\n}}\n",
-        opName(n.op()).str(), x.str(), w.str(), y.str(), s.reason,
-        pl.halfInclude(), functions, kDepthwiseThreads, pl.signature(),
-        epilogue, geometry, bias ? "true" : "false", pl.of(n.operand(0)),
-        pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr");
+        pl.halfInclude(), wgmma ? "wgmma_conv.cuh" : "depthwise.cuh", functions,
+        wgmma ? fmt::format("{}, 1", kWgmmaThreads)
+              : std::to_string(kDepthwiseThreads),
+        signature, call);
   } else {
     kk.source = fmt::format("// Kiln {}: {} * {} -> {}.\n{}"
                             "  kiln::{}<{}, {}>({}, {}, {}, {});\n}}\n",

@@ -410,13 +410,22 @@ constexpr int64_t kConvImageMinGather = 8192;
 constexpr int64_t kConvWideMinK = 144;
 
 /// The fewest input channels a group of a grouped convolution has for it to
-/// run on tensor cores: fewer leave most of each 16-channel stage zeros
-/// (depthwise convolutions, one channel a group, run the FFMA kernel).
+/// run on tensor cores: fewer leave most of each 16-channel stage zeros (a
+/// depthwise conv2d, one channel a group, runs depthwise.cuh's kernel;
+/// groups of 2 to 7 channels the FFMA tiles).
 constexpr int64_t kConvMinGroupChannels = 8;
 
 /// The least K for which a convolution's consumers take its items in turn
 /// (ping-pong) in parts of 64 channels.
 constexpr int64_t kConvPingPongMinK = 288;
+
+/// Whether every tensor a convolution reads is f32 (the tensor-core and
+/// depthwise templates take f32 alone).
+static bool allF32(const Node &n) {
+  return llvm::all_of(n.operands(), [](const Value *v) {
+    return !v || v->dtype() == DType::F32;
+  });
+}
 
 /// A depthwise conv2d (one input channel a group) in kiln/depthwise.cuh,
 /// any precision (fp32 products): f32 tensors, at most 64 taps, the input a
@@ -424,14 +433,11 @@ constexpr int64_t kConvPingPongMinK = 288;
 /// otherwise (the FFMA tiles run it, one output channel of their 32 used).
 static std::optional<Schedule> depthwiseSchedule(const Node &n,
                                                  const ConvShape &c) {
-  const bool f32 = llvm::all_of(n.operands(), [](const Value *v) {
-    return !v || v->dtype() == DType::F32;
-  });
   auto stride = n.getInts("stride"), dil = n.getInts("dilation");
   const Shape &w = n.operand(1)->shape();
   const int64_t kh = w[2].size, kw = w[3].size;
-  if (n.op() != OpKind::Conv2d || !f32 || c.groups != c.cin || kh * kw > 64 ||
-      c.pixels() < 1 ||
+  if (n.op() != OpKind::Conv2d || !allF32(n) || c.groups != c.cin ||
+      kh * kw > 64 || c.pixels() < 1 ||
       depthwiseSpan(kDepthwiseRows, kh, stride[0], dil[0]) *
               depthwiseSpan(kDepthwiseCols, kw, stride[1], dil[1]) * 4 >
           kDepthwiseSharedLimit)
@@ -483,9 +489,8 @@ bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
 /// output phase), one group or groups of kConvMinGroupChannels input
 /// channels or more, output channels a multiple of 8 a group (input rows
 /// of any width: copied 16, 8 or 4 bytes at a time as W allows), the
-/// weight of a block's output channels (the most of
-/// 128, 64 or 32 at highest, that fit) and two stages of the patch within
-/// shared memory;
+/// weight of a block's output channels (the most of 128, 64 or 32 at
+/// highest, that fit) and two stages of the patch within shared memory;
 /// nullopt otherwise (the FFMA kernel runs it). With constantParams, w a
 /// parameter and a block's part of it large enough, the blocks' images of
 /// the weight (as shared memory keeps them: rounded, 3xTF32's parts,
@@ -498,16 +503,13 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   auto stride = n.getInts("stride"), pad = n.getInts("padding"),
        dil = n.getInts("dilation");
   const Shape &w = n.operand(1)->shape();
-  const bool f32 = llvm::all_of(n.operands(), [](const Value *v) {
-    return !v || v->dtype() == DType::F32;
-  });
   const bool transposed = n.op() == OpKind::ConvTranspose2d;
   // A block reduces over one group's input channels (cinG) for a part of
   // its output channels (coutG).
   if (c.groups < 1 || c.cin % c.groups != 0 || c.cout % c.groups != 0)
     return std::nullopt;
   const int64_t cinG = c.cin / c.groups, coutG = c.cout / c.groups;
-  if (!t.hasWgmma() || !f32 || cinG < 1 || coutG < 8 || c.pixels() < 1 ||
+  if (!t.hasWgmma() || !allF32(n) || cinG < 1 || coutG < 8 || c.pixels() < 1 ||
       coutG % 8 != 0 || (c.groups > 1 && cinG < kConvMinGroupChannels))
     return std::nullopt;
   const bool accurate = precision == MatmulPrecision::Highest;

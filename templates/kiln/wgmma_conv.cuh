@@ -1,7 +1,7 @@
 //===- wgmma_conv.cuh - convolutions on tensor cores ---------*- CUDA -*-===//
 //
-// conv2d and conv_transpose2d of any stride and groups, output
-// channels a multiple of 8 a group, f32 NCHW tensors; TF32 products (Passes 1:
+// conv2d and conv_transpose2d of any stride and groups, output channels
+// a multiple of 8 a group, f32 NCHW tensors; TF32 products (Passes 1:
 // Kiln's `high` and `medium`; x and w rounded to nearest, not truncated by
 // the tensor cores) or 3xTF32 (Passes 3: `highest`, as wgmma.cuh's linear,
 // adding each tap's tensor-core sums into an fp32 total):
@@ -57,11 +57,11 @@
 // outlast a tile's stores).
 //
 // Requires (the scheduler checks, the template asserts): a group's
-// output channels CoutG % NB == 0 with NB 8, 16, 32, 64 or 128 (3xTF32: 32 at
-// most; 128 not with both column phases of a tile, whose two accumulator
-// buffers would not fit the registers), 16-byte aligned x, the weight
-// part and the ring within
-// shared memory (WgmmaConvLayout::sharedBytes()). H100, L2_19's [128, 64,
+// output channels CoutG % NB == 0 with NB 8, 16, 32, 64 or 128 (3xTF32: 32
+// at most; 128 not with both column phases of a tile, whose two
+// accumulator buffers would not fit the registers), 16-byte aligned x, the
+// weight part and the ring within shared memory
+// (WgmmaConvLayout::sharedBytes()). H100, L2_19's [128, 64,
 // 256, 256] conv_transpose2d (ping-pong): 3.2-3.5 ms, about 190 TFLOP/s
 // (cuDNN's TF32 kernel on NHWC: 2.5 ms on an H200; PyTorch's NCHW call:
 // 6.7 ms).
@@ -372,13 +372,13 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
                                 channelGroup * Cin + chunk * CC) *
                                    H * W;
         for (int e = p; e < CC * L.rows * chunksW; e += 128) {
-          const int row = e / chunksW, c4 = e % chunksW;
+          const int row = e / chunksW, cj = e % chunksW; // chunk cj of row
           const int ci = row / L.rows, r = row % L.rows;
-          const int ih = ih0 + r, iw = iw0 + CW * c4;
+          const int ih = ih0 + r, iw = iw0 + CW * cj;
           const bool in = ih >= 0 && ih < H && iw >= 0 && iw < W &&
                           (Cin % CC == 0 || chunk * CC + ci < Cin);
           copyAsync<4 * CW>(
-              dst + (ci * L.plane + r * L.rowW + CW * c4) * 4,
+              dst + (ci * L.plane + r * L.rowW + CW * cj) * 4,
               in ? src + (static_cast<i64>(ci) * H + ih) * W + iw : x, in);
         }
         arriveOnCopies(&full[s]);
