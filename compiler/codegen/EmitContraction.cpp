@@ -432,13 +432,13 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
                                        static_cast<uint64_t>(s.get("image")),
                                        "float", signature);
     const std::string call =
-        wgmma
-            ? wgmmaConvCall(g, s, pl, geometry, imageArgs, functions)
-            : fmt::format("{}  kiln::depthwiseConv2d<{}, {}>({}, {}, {}, "
-                          "epilogue);\n",
-                          convEpilogue(g, s, pl, functions), geometry,
-                          bias ? "true" : "false", pl.of(n.operand(0)),
-                          pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr");
+        wgmma ? wgmmaConvCall(g, s, pl, geometry, imageArgs, functions)
+              : fmt::format("{}  kiln::depthwiseConv2d<{}, {}, {}>({}, {}, "
+                            "{}, epilogue);\n",
+                            convEpilogue(g, s, pl, functions), geometry,
+                            bias ? "true" : "false", s.get("rows"),
+                            pl.of(n.operand(0)), pl.of(n.operand(1)),
+                            bias ? pl.of(bias) : "nullptr");
     kk.source = fmt::format(
         "// Kiln {}: {} * {} -> {}, {}.\n{}#include \"kiln/ops.cuh\"\n"
         "#include \"kiln/{}\"\n\n{}extern \"C\" __global__ void "

@@ -437,18 +437,22 @@ static std::optional<Schedule> depthwiseSchedule(const Node &n,
   const Shape &w = n.operand(1)->shape();
   const int64_t kh = w[2].size, kw = w[3].size;
   if (n.op() != OpKind::Conv2d || !allF32(n) || c.groups != c.cin ||
-      kh * kw > 64 || c.pixels() < 1 ||
-      depthwiseSpan(kDepthwiseRows, kh, stride[0], dil[0]) *
-              depthwiseSpan(kDepthwiseCols, kw, stride[1], dil[1]) * 4 >
-          kDepthwiseSharedLimit)
+      kh * kw > 64 || c.pixels() < 1)
     return std::nullopt;
-  const long long blocks = depthwiseBlocks(c.batch, c.cout, c.ho, c.wo);
+  const int rows = depthwiseRows(
+      static_cast<int>(c.ho), static_cast<int>(kh), static_cast<int>(kw),
+      static_cast<int>(stride[0]), static_cast<int>(stride[1]),
+      static_cast<int>(dil[0]), static_cast<int>(dil[1]));
+  if (rows == 0)
+    return std::nullopt;
+  const long long blocks = depthwiseBlocks(
+      c.batch, c.cout, static_cast<int>(c.ho), static_cast<int>(c.wo), rows);
   if (blocks >= (1ll << 31))
     return std::nullopt;
   Schedule s;
   s.kind = GroupKind::Convolution;
   s.kernel = "depthwiseConv2d";
-  s.set("rows", kDepthwiseRows);
+  s.set("rows", rows);
   s.set("cols", kDepthwiseCols);
   s.set("vec", 1); // the epilogue's values a call
   s.launch.grid = static_cast<unsigned>(blocks);
@@ -456,8 +460,8 @@ static std::optional<Schedule> depthwiseSchedule(const Node &n,
   s.reason = fmt::format(
       "direct depthwise (fp32 FMA), {}x{} output tiles of one channel plane "
       "a block, the input they read in shared memory ({:.1f} KiB)",
-      kDepthwiseRows, kDepthwiseCols,
-      depthwiseSharedBytes(kh, kw, stride[0], stride[1], dil[0], dil[1]) /
+      rows, kDepthwiseCols,
+      depthwiseSharedBytes(rows, kh, kw, stride[0], stride[1], dil[0], dil[1]) /
           1024.0);
   return s;
 }

@@ -3,7 +3,7 @@
 // conv2d with one input channel a group (depthwise: groups == Cin; Cout /
 // Cin output channels a group, the channel multiplier), f32 NCHW, any
 // stride, padding and dilation:
-//   depthwiseConv2d<Conv2dParams<...>, HasBias>(x, w, bias, epilogue)
+//   depthwiseConv2d<Conv2dParams<...>, HasBias, Rows>(x, w, bias, epilogue)
 // y[n][co][oh][ow] = bias[co] + sum over kh, kw of x[n][co / M][oh SH - PH +
 // kh DH][ow SW - PW + kw DW] * w[co][0][kh][kw] (M = Cout / Cin; x outside
 // its image reads 0), each value handed to epilogue(i, v) with its NCHW
@@ -12,20 +12,21 @@
 // A depthwise convolution multiplies each input value KH x KW times at
 // most, so it is bound by memory, not by the products (as an implicit GEMM
 // its K would be the taps alone, and the FFMA tiles' 32 output channels a
-// tile would hold one). Each block takes a 16 x 64 output tile of one
-// channel plane: its 256 threads copy the input rows and columns the tile
-// reads (zeros outside the image) into shared memory, a warp's loads 32
-// consecutive floats of a row; then each thread computes 4 outputs of one
-// column (rows ty, ty + 4, ty + 8, ty + 12) with the channel's taps in
-// registers and hands them to the epilogue (a warp: 32 consecutive columns
-// of a row).
+// tile would hold one). Each block takes a Rows x 64 output tile of one
+// channel plane (Rows: depthwiseRows, tiling.cuh): its 256 threads copy the
+// input rows and columns the tile reads (zeros outside the image) into
+// shared memory, a warp's loads 32 consecutive floats of a row; then each
+// thread computes Rows / 4 outputs of one column (rows ty, ty + 4, ...)
+// with the channel's taps in registers and hands them to the epilogue (a
+// warp: 32 consecutive columns of a row).
 //
 // Requires (the scheduler checks, the template asserts): Cin == groups,
-// the tile's input within kDepthwiseSharedLimit (depthwiseSharedBytes,
-// tiling.cuh), KH x KW <= 64 taps, fewer than 2^31 blocks.
+// Rows 16, 32 or 64, the tile's input within kDepthwiseSharedLimit
+// (depthwiseSharedBytes, tiling.cuh), KH x KW <= 64 taps, fewer than 2^31
+// blocks.
 //
 // Launch: block kDepthwiseThreads (256), grid depthwiseBlocks(N, Cout, Ho,
-// Wo), no dynamic shared memory; __launch_bounds__(256).
+// Wo, Rows), no dynamic shared memory; __launch_bounds__(256).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_DEPTHWISE_CUH
@@ -35,7 +36,7 @@
 
 namespace kiln {
 
-template <class G, bool HasBias, class Epi>
+template <class G, bool HasBias, int Rows, class Epi>
 __device__ __forceinline__ void
 depthwiseConv2d(const float *__restrict__ x, const float *__restrict__ w,
                 const float *__restrict__ bias, Epi epi) {
@@ -43,14 +44,17 @@ depthwiseConv2d(const float *__restrict__ x, const float *__restrict__ w,
   constexpr int H = G::H, W = G::W, Ho = G::Ho, Wo = G::Wo, Cout = G::Cout;
   constexpr int KH = G::KH, KW = G::KW, SH = G::SH, SW = G::SW, DH = G::DH,
                 DW = G::DW, M = G::CoutG;
-  constexpr int TR = kDepthwiseRows, TC = kDepthwiseCols;
+  static_assert(Rows == 16 || Rows == 32 || Rows == 64, "tile rows");
+  constexpr int TR = Rows, TC = kDepthwiseCols;
   constexpr int IR = depthwiseSpan(TR, KH, SH, DH);
   constexpr int IC = depthwiseSpan(TC, KW, SW, DW);
-  static_assert(IR * IC * 4 == depthwiseSharedBytes(KH, KW, SH, SW, DH, DW) &&
+  static_assert(IR * IC * 4 ==
+                        depthwiseSharedBytes(TR, KH, KW, SH, SW, DH, DW) &&
                     IR * IC * 4 <= kDepthwiseSharedLimit,
                 "the tile's input fits shared memory");
   static_assert(KH * KW <= 64, "the taps in registers");
-  static_assert(depthwiseBlocks(G::N, Cout, Ho, Wo) < (1ll << 31), "blocks");
+  static_assert(depthwiseBlocks(G::N, Cout, Ho, Wo, TR) < (1ll << 31),
+                "blocks");
   constexpr int tilesC = (Wo + TC - 1) / TC, tilesR = (Ho + TR - 1) / TR;
   __shared__ float in[IR * IC];
   // Block b: tile b % (tilesR tilesC) of plane (n, co) = b / (tilesR tilesC).

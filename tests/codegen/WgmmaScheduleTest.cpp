@@ -405,9 +405,22 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
                                      ", stride=2, dilation=2, groups=64", p);
     EXPECT_EQ(dw.kernel, "depthwiseConv2d") << dw.str();
     EXPECT_EQ(dw.launch.grid, 2u * 128 * 1 * 1) << dw.str(); // 14 x 13 outputs
+    EXPECT_EQ(dw.get("rows"), 16) << dw.str(); // no more than the image
     EXPECT_NE(dw.reason.find("direct depthwise"), std::string::npos)
         << dw.reason;
   }
+
+  // Tiles of 64 rows where the image has them and their input fits 48 KiB
+  // (3 x 3, stride 2, dilation 2: 32).
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 256, 256", "64, 1, 3, 3",
+                         ", padding=1, groups=64", MatmulPrecision::High)
+                .get("rows"),
+            64);
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 256, 256", "64, 1, 3, 3",
+                         ", stride=2, dilation=2, groups=64",
+                         MatmulPrecision::High)
+                .get("rows"),
+            32);
 
   const struct {
     const char *what, *op, *x, *w, *attrs;

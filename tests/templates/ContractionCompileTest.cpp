@@ -632,8 +632,9 @@ conv_ping_pong_cin16(const float *x, const float *w, const float *b,
 }
 
 // The depthwise conv2d (depthwise.cuh) compiles on every arch without
-// spills: 3 x 3 with a fused epilogue, 5 x 5 with stride 2, dilation 2 and a
-// channel multiplier of 2, 7 x 7 over partial tiles.
+// spills: 3 x 3 with a fused epilogue (64-row tiles), 5 x 5 with stride 2,
+// dilation 2 and a channel multiplier of 2 (16 rows), 7 x 7 over partial
+// tiles (32 rows).
 TEST(DepthwiseCompile, EveryArch) {
   const char *source = R"(
 #include "kiln/depthwise.cuh"
@@ -642,19 +643,19 @@ KERNEL(dw3_relu)(const float *x, const float *w, const float *b, float *y) {
   auto relu = [&](kiln::i64 i, float (&v)[1]) { y[i] = fmaxf(v[0], 0.f); };
   kiln::depthwiseConv2d<
       kiln::Conv2dParams<32, 64, 256, 256, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64>,
-      true>(x, w, b, relu);
+      true, 64>(x, w, b, relu);
 }
 KERNEL(dw5_s2_d2_mul2)(const float *x, const float *w, float *y) {
   auto store = [&](kiln::i64 i, float (&v)[1]) { y[i] = v[0]; };
   kiln::depthwiseConv2d<
-      kiln::Conv2dParams<2, 8, 29, 31, 16, 5, 5, 2, 2, 4, 4, 2, 2, 8>, false>(
-      x, w, nullptr, store);
+      kiln::Conv2dParams<2, 8, 29, 31, 16, 5, 5, 2, 2, 4, 4, 2, 2, 8>, false,
+      16>(x, w, nullptr, store);
 }
 KERNEL(dw7)(const float *x, const float *w, const float *b, float *y) {
   auto store = [&](kiln::i64 i, float (&v)[1]) { y[i] = v[0]; };
   kiln::depthwiseConv2d<
-      kiln::Conv2dParams<2, 16, 37, 70, 16, 7, 7, 1, 1, 3, 3, 1, 1, 16>, true>(
-      x, w, b, store);
+      kiln::Conv2dParams<2, 16, 37, 70, 16, 7, 7, 1, 1, 3, 3, 1, 1, 16>, true,
+      32>(x, w, b, store);
 }
 )";
   for (const char *arch : {"sm_90a", "sm_90", "sm_80"}) {
