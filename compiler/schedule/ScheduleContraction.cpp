@@ -427,6 +427,29 @@ static bool allF32(const Node &n) {
   });
 }
 
+/// Whether a convolution keeps the tile arithmetic of the tensor-core and
+/// depthwise layouts (int, kiln/tiling.cuh) in range: in each dim a stride
+/// of at most 64, padding of at most 2^16 and a dilated kernel of at most
+/// 512 (larger patches fit no shared memory anyway), and images of fewer
+/// than 2^30 rows and columns. The fusion pass asks before the scheduler's
+/// size checks, so this may not lean on them.
+static bool convTilesInRange(const Node &n, const ConvShape &c) {
+  auto stride = n.getInts("stride"), pad = n.getInts("padding"),
+       dil = n.getInts("dilation");
+  const Shape &w = n.operand(1)->shape();
+  constexpr int64_t maxExtent = 512, maxStride = 64, maxPad = 1 << 16,
+                    maxImage = int64_t{1} << 30;
+  for (int i = 0; i < 2; ++i) {
+    const int64_t k = w[2 + i].size;
+    if (stride[i] < 1 || stride[i] > maxStride || pad[i] < 0 ||
+        pad[i] > maxPad || dil[i] < 1 || dil[i] > maxExtent || k < 1 ||
+        k > maxExtent || (k - 1) * dil[i] + 1 > maxExtent)
+      return false;
+  }
+  return llvm::all_of(std::initializer_list<int64_t>{c.h, c.w, c.ho, c.wo},
+                      [&](int64_t v) { return v < maxImage; });
+}
+
 /// A depthwise conv2d (one input channel a group) in kiln/depthwise.cuh,
 /// any precision (fp32 products): f32 tensors, at most 64 taps, the input a
 /// block's output tile reads within its static shared memory; nullopt
@@ -437,7 +460,7 @@ static std::optional<Schedule> depthwiseSchedule(const Node &n,
   const Shape &w = n.operand(1)->shape();
   const int64_t kh = w[2].size, kw = w[3].size;
   if (n.op() != OpKind::Conv2d || !allF32(n) || c.groups != c.cin ||
-      kh * kw > 64 || c.pixels() < 1)
+      !convTilesInRange(n, c) || kh * kw > 64 || c.pixels() < 1)
     return std::nullopt;
   const int rows = depthwiseRows(
       static_cast<int>(c.ho), static_cast<int>(kh), static_cast<int>(kw),
@@ -514,7 +537,14 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
     return std::nullopt;
   const int64_t cinG = c.cin / c.groups, coutG = c.cout / c.groups;
   if (!t.hasWgmma() || !allF32(n) || cinG < 1 || coutG < 8 || c.pixels() < 1 ||
-      coutG % 8 != 0 || (c.groups > 1 && cinG < kConvMinGroupChannels))
+      coutG % 8 != 0 || (c.groups > 1 && cinG < kConvMinGroupChannels) ||
+      !convTilesInRange(n, c))
+    return std::nullopt;
+  // The weight's slices of 32 input channels, ceil(cinG / 32) a tap,
+  // counted in int64 before the layout's int: fewer than 2^15 keep its
+  // bytes below 2^30 (parts of 128 channels, 3xTF32's two copies); 2^15
+  // take 32 MiB even in parts of 8, far beyond shared memory.
+  if ((cinG + 31) / 32 > (int64_t{1} << 15) / (w[2].size * w[3].size))
     return std::nullopt;
   const bool accurate = precision == MatmulPrecision::Highest;
   const int passes = accurate ? 3 : 1;

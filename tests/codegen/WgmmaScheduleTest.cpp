@@ -434,6 +434,12 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
       {"12 output channels", "conv2d", "2, 64, 32, 32", "12, 64, 3, 3", ""},
       {"a weight part of 288 KiB", "conv2d", "2, 1024, 8, 8", "64, 1024, 3, 3",
        ""},
+      // 2^15 slices of 32 input channels: GiBs in parts of 64, counted
+      // before the layout's int.
+      {"2^20 input channels", "conv2d", "1, 1048576, 4, 4", "64, 1048576, 3, 3",
+       ""},
+      {"a dilated kernel of 601", "conv2d", "1, 16, 700, 700", "16, 16, 3, 3",
+       ", dilation=300"},
   };
   for (const auto &c : ffma)
     EXPECT_EQ(
