@@ -3,7 +3,8 @@
 
 Run on the GPU machine from the repository root, with a built `kiln`:
     python3 bench/convs.py --kiln build/frontend/kiln [--only c2d_3x3,ct2d]
-        [--part K/N] [--matmul-precision high] [--iters 20] [--append]
+        [--part K/N] [--matmul-precision high] [--dtype bf16] [--iters 20]
+        [--append]
 Without a GPU or PyTorch:
     python3 bench/convs.py --list
     python3 bench/convs.py --write-kg DIR   (then `kiln plan DIR/NAME.kg`)
@@ -30,6 +31,9 @@ PyTorch's convolutions run at its defaults: cuDNN with TF32 allowed
 (torch.backends.cudnn.allow_tf32 stays as it is) and cudnn.benchmark off
 unless --cudnn-benchmark. --matmul-precision (default high, Kiln's TF32)
 goes to `kiln bench` and to torch.set_float32_matmul_precision.
+--dtype f16 or bf16 runs every tensor (the module, its input and the .kg)
+in that dtype instead of fp32, the input and output as .safetensors; the
+table then goes to bench/CONVS-<dtype>.md.
 
 Prints one JSON line per graph on stdout as it goes (kiln's own output and
 the final table go to stderr) and rewrites the Markdown table after every
@@ -135,9 +139,10 @@ class Block:
                 + (f" g{self.groups}" if self.groups != 1 else "")
                 + f": x{self.x_shape} -> {self.out_shape}")
 
-    def kg(self):
-        """The block as a .kg graph, its parameters initialised as PyTorch
-        does (the bench passes the module's own values with --params)."""
+    def kg(self, dtype="f32"):
+        """The block as a .kg graph of `dtype` tensors, its parameters
+        initialised as PyTorch does (the bench passes the module's own values
+        with --params)."""
         fan_in = self.w_shape[1] * self.k * self.k
         bound = 1 / fan_in ** 0.5
         dims = ", ".join(map(str, self.x_shape))
@@ -167,7 +172,7 @@ class Block:
             lines.append(f"  {v} = {step.format(prev) if prev else step}")
             prev = v
         lines += ["  return out", "}"]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines).replace("f32[", f"{dtype}[") + "\n"
 
 
 def c2d(cin, cout, n, hw, act="", k=3, stride=1, padding=1, gn=0, groups=1):
@@ -357,24 +362,33 @@ def run_one(b, args, work):
     from safetensors.torch import save_file
     from bench import rel, time_ms
 
+    from safetensors.torch import load_file
+
     name = b.name
+    half = args.dtype != "f32"
+    ext = ".safetensors" if half else ".npy"  # numpy has no bf16
     kgfile = work / f"{name}.kg"
     pfile = work / f"{name}.safetensors"
-    xfile = work / f"{name}_x.npy"
-    ofile = work / f"{name}_kiln.npy"
+    xfile = work / f"{name}_x{ext}"
+    ofile = work / f"{name}_kiln{ext}"
     jfile = work / f"{name}.json"
-    kgfile.write_text(b.kg())
+    kgfile.write_text(b.kg(args.dtype))
 
     torch.manual_seed(0)
-    model = make_module(b).cuda()
-    x = torch.rand(*b.x_shape, device="cuda")
+    dtype = {"f32": torch.float32, "f16": torch.float16,
+             "bf16": torch.bfloat16}[args.dtype]
+    model = make_module(b).cuda().to(dtype)
+    x = torch.rand(*b.x_shape, device="cuda").to(dtype)
     params = {k: v.detach().contiguous().cpu()
               for k, v in model.params().items()}
     save_file(params, str(pfile))
-    np.save(xfile, x.cpu().numpy())
+    if half:
+        save_file({"x": x.cpu()}, str(xfile))
+    else:
+        np.save(xfile, x.cpu().numpy())
 
     row = {"name": name, "shape": b.summary(), "gflop": b.flops / 1e9,
-           "matmul_precision": args.matmul_precision}
+           "matmul_precision": args.matmul_precision, "dtype": args.dtype}
     with torch.no_grad():
         ref32 = model(x)
         torch.cuda.synchronize()
@@ -427,7 +441,8 @@ def run_one(b, args, work):
             row[f"cudnn_{lay}_over_kiln_conv"] = (
                 c / row["kiln_conv_ms"] if c and row["kiln_conv_ms"] else None)
         with torch.no_grad():
-            out = torch.from_numpy(np.load(ofile)).cuda()
+            out = (next(iter(load_file(str(ofile)).values())) if half else
+                   torch.from_numpy(np.load(ofile))).cuda()
             r64 = ref64.cuda()
             row["kiln_err_vs_f64"] = rel(out, r64)
             del r64
@@ -467,8 +482,10 @@ def write_results(rows, path, args, command):
     lines = [
         "# Kiln against PyTorch and cuDNN on CNN blocks", "",
         f"Measured {date} on {dev}, PyTorch {torch.__version__}, cuDNN "
-        f"{torch.backends.cudnn.version()}, by `{command}`. fp32 NCHW "
-        "inputs, uniform [0, 1); PyTorch's default initialisation (GroupNorm's "
+        f"{torch.backends.cudnn.version()}, by `{command}`. "
+        f"{ {'f32': 'fp32', 'f16': 'f16', 'bf16': 'bf16'}[args.dtype]} NCHW "
+        "tensors, inputs uniform [0, 1); PyTorch's default initialisation "
+        "(GroupNorm's "
         "affine randomised). Kiln: `kiln bench --matmul-precision "
         f"{p}`; PyTorch: eager and torch.compile (default settings), cuDNN "
         f"convolutions with torch.backends.cudnn.allow_tf32="
@@ -549,6 +566,8 @@ def main():
     ap.add_argument("--matmul-precision", choices=PRECISIONS, default="high",
                     help="PyTorch's names; for kiln bench and "
                     "torch.set_float32_matmul_precision (default high: TF32)")
+    ap.add_argument("--dtype", choices=("f32", "f16", "bf16"), default="f32",
+                    help="every tensor's dtype (default f32)")
     ap.add_argument("--cudnn-benchmark", action="store_true",
                     help="set torch.backends.cudnn.benchmark (default off)")
     ap.add_argument("--kiln-timeout", type=int, default=600,
@@ -584,13 +603,15 @@ def main():
         d = pathlib.Path(args.write_kg)
         d.mkdir(parents=True, exist_ok=True)
         for b in blocks:
-            (d / f"{b.name}.kg").write_text(b.kg())
+            (d / f"{b.name}.kg").write_text(b.kg(args.dtype))
             print(d / f"{b.name}.kg")
         return
 
     if args.out is None:
         suffix = "" if args.matmul_precision == "high" else (
             f"-{args.matmul_precision}")
+        if args.dtype != "f32":
+            suffix += f"-{args.dtype}"
         args.out = str(ROOT / "bench" / f"CONVS{suffix}.md")
     out = pathlib.Path(args.out)
     side = out.with_suffix(".json")

@@ -5,8 +5,10 @@ Run on the GPU machine from the repository root, with a built `kiln`:
     python3 bench/half.py --kiln build/frontend/kiln [--only gn_f16]
 
 Workloads: L1_35's GroupNorm(8, 64) on x [N, 64, 512, 512], L2_37's tail
-(swish, + bias, GroupNorm(64, 4096)) on x [32768, 4096] and gelu + bias on
-x [16384, 8192], each in f16 and in bf16, with random parameters. As bench.py: same inputs and
+(swish, + bias, GroupNorm(64, 4096)) on x [32768, 4096], gelu + bias on
+x [16384, 8192] and L2_19 (ConvTranspose2d(64, 64, 3) -> gelu ->
+GroupNorm(8, 64)) on x [128, 64, 256, 256], each in f16 and in bf16, with
+random parameters. As bench.py: same inputs and
 parameters (.safetensors), CUDA events, warm-up, median, all in one run;
 outputs compared with PyTorch eager in the same dtype and with a float64
 PyTorch run. Prints one JSON line per workload and a Markdown table.
@@ -64,6 +66,19 @@ class GeluBias(nn.Module):
         return {"bias": self.bias}
 
 
+class ConvTGeluGroupNorm(GroupNorm):
+    def __init__(self):
+        super().__init__(8, 64)
+        self.conv = nn.ConvTranspose2d(64, 64, 3)
+
+    def forward(self, x):
+        return self.gn(torch.nn.functional.gelu(self.conv(x)))
+
+    def params(self):
+        return {**super().params(), "w": self.conv.weight,
+                "b": self.conv.bias}
+
+
 KG = {
     "gelu_bias": """graph gelu_bias(x: {t}[N, 8192]) {{
   param bias: {t}[8192]
@@ -76,6 +91,17 @@ KG = {
   param gamma: {t}[64]
   param beta: {t}[64]
   out = group_norm(x, gamma, beta, groups=8)
+  return out
+}}
+""",
+    "l2_19": """graph l2_19(x: {t}[N, 64, 256, 256]) {{
+  param w: {t}[64, 64, 3, 3]
+  param b: {t}[64]
+  param gamma: {t}[64]
+  param beta: {t}[64]
+  y = conv_transpose2d(x, w, b)
+  g = gelu(y)
+  out = group_norm(g, gamma, beta, groups=8)
   return out
 }}
 """,
@@ -100,6 +126,8 @@ def workloads(n):
         out[f"swish_gn_{t}"] = ("swish_gn", t, SwishBiasGroupNorm,
                                 [32768, 4096])
         out[f"gelu_bias_{t}"] = ("gelu_bias", t, GeluBias, [16384, 8192])
+        out[f"l2_19_{t}"] = ("l2_19", t, ConvTGeluGroupNorm,
+                             [128, 64, 256, 256])
     return out
 
 
@@ -146,6 +174,7 @@ def run_one(name, spec, args, work):
         "eager_err_vs_f64": rel(ref, ref64),
         "copy_gbps": k["copy_gbps"], "bytes": k["bytes"],
         "kiln_compile_ms": k["compile_ms"],
+        "kiln_kernels": [(kk["name"], kk["ms"]) for kk in k["kernels"]],
     }
     for p in (xfile, ofile):
         p.unlink()
@@ -182,6 +211,11 @@ def main():
               f"{r['compile_ms'] / r['kiln_ms']:.2f}x | "
               f"{r['kiln_vs_eager']:.2e} | {r['kiln_err_vs_f64']:.2e} | "
               f"{r['eager_err_vs_f64']:.2e} |")
+    print()
+    for r in rows:
+        if "error" not in r:
+            print(f"- {r['name']}: " + ", ".join(
+                f"`{n}` {ms:.3f} ms" for n, ms in r["kiln_kernels"]))
 
 
 if __name__ == "__main__":

@@ -21,9 +21,9 @@
 namespace kiln {
 
 static std::string kernelHead(const ParamList &pl, const char *include) {
-  return fmt::format("#include \"kiln/{}\"\n\nextern \"C\" __global__ void "
+  return fmt::format("{}#include \"kiln/{}\"\n\nextern \"C\" __global__ void "
                      "__launch_bounds__(256, 2)\nKILN_NAME({}) {{\n",
-                     include, pl.signature());
+                     pl.halfInclude(), include, pl.signature());
 }
 
 /// What a kernel derives from a parameter before its tiles (WgmmaSplitW
@@ -94,7 +94,7 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
   // pre: y -> the epilogue -> (the group_norm's input in v).
   std::string pre = fmt::format("    const {} ii = i;\n    (void)ii;\n", idxT);
   ExprEmitter pe(domain, vec, "ii", param);
-  pe.bind(y, "v");
+  pe.bind(y, "v"); // f32 (the scheduler gives halves no epilogue)
   // A tail reads the last stage's values (pre's without a group_norm,
   // else post's): that stage leaves its operand in v, where the template
   // takes the keys.
@@ -362,7 +362,7 @@ static std::string convEpilogue(const FusionGroup &g, const Schedule &s,
       domain.numElements() < (int64_t(1) << 31) ? "unsigned" : "kiln::i64");
   const int vec = static_cast<int>(s.get("vec"));
   ExprEmitter pe(domain, vec, "ii", param);
-  pe.bind(y, "v");
+  pe.bindRounded(y, "v", pre);
   llvm::SmallVector<const Value *, 4> live;
   for (const Node *e : g.epilogue)
     if (llvm::is_contained(g.outputs, e->result()))

@@ -98,6 +98,15 @@ void ExprEmitter::bind(const Value *v, std::string array) {
   arrays_[v] = std::move(array);
 }
 
+void ExprEmitter::bindRounded(const Value *v, std::string array,
+                              std::string &out) {
+  if (isHalf(v->dtype()))
+    out += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
+                       "{}[l] = {};\n",
+                       vec_, array, roundTo(v->dtype(), array + "[l]"));
+  bind(v, std::move(array));
+}
+
 std::string ExprEmitter::get(const Value *v, std::string &out) {
   if (v->isLiteral())
     return "";

@@ -58,6 +58,11 @@ public:
 
   /// Makes `v` available as the existing register array `array`.
   void bind(const Value *v, std::string array);
+  /// bind(), where `array` holds v's values as computed in f32 (a
+  /// contraction's sums): for an f16 or bf16 v, first rounds them to its
+  /// dtype in place (emitted into `out`), so that the ops after it read
+  /// what PyTorch's would.
+  void bindRounded(const Value *v, std::string array, std::string &out);
   /// The register array holding `v`, loading it first if it is a leaf not
   /// yet loaded (literals return "" : use lane()).
   std::string get(const Value *v, std::string &out);

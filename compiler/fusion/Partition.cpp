@@ -106,12 +106,15 @@ GroupKind anchorKind(OpKind k) {
   llvm_unreachable("bad family");
 }
 
-/// Whether every tensor node `n` reads and writes is f32 (the contraction
-/// kernels' epilogues compute in f32 and store f32 only).
-bool allF32(const Node &n) {
-  return n.result()->dtype() == DType::F32 &&
-         llvm::all_of(n.operands(), [](const Value *v) {
-           return !v || v->isLiteral() || v->dtype() == DType::F32;
+/// Whether every tensor node `n` reads and writes is f32, or with `halves`
+/// f32, f16 or bf16: the contraction kernels' epilogues compute in f32;
+/// the linear's load and store f32 only, an f16 or bf16 convolution's any
+/// of them (an f32 one keeps f32 alone, as the linear).
+bool floatTensors(const Node &n, bool halves) {
+  auto ok = [&](DType t) { return t == DType::F32 || (halves && isHalf(t)); };
+  return ok(n.result()->dtype()) &&
+         llvm::all_of(n.operands(), [&](const Value *v) {
+           return !v || v->isLiteral() || ok(v->dtype());
          });
 }
 
@@ -369,7 +372,9 @@ bool Partitioner::tryContractionEpilogue(unsigned pos) {
       continue;
     if (w.tail >= 0) // the tail reads the last stage's values
       continue;
-    if (n->result()->shape() != anchor.result()->shape() || !allF32(*n))
+    if (n->result()->shape() != anchor.result()->shape() ||
+        !floatTensors(*n, w.kind == GroupKind::Convolution &&
+                              isHalf(anchor.result()->dtype())))
       continue;
     // Every operand from the group must come from the current stage.
     bool ok = llvm::all_of(n->operands(), [&](const Value *o) {
@@ -404,7 +409,8 @@ bool Partitioner::tryNorm(unsigned pos) {
       groups_[gi].norm >= 0 || groups_[gi].tail >= 0)
     return false;
   Work &w = groups_[gi];
-  if (!isAnchorOrEpilogue(w, x) || !allF32(*n) || !opts_.contractionEpilogue ||
+  if (!isAnchorOrEpilogue(w, x) || !floatTensors(*n, false) ||
+      !opts_.contractionEpilogue ||
       !opts_.contractionEpilogue(*order_[w.anchor], n))
     return false;
   if (!operandsIndependent(pos, gi) || !fits(gi, pos))
@@ -445,7 +451,8 @@ bool Partitioner::tryTail(unsigned pos) {
     return false;
   if (contraction) {
     if (!opts_.contractionEpilogue ||
-        !opts_.contractionEpilogue(*order_[w.anchor], nullptr) || !allF32(*n))
+        !opts_.contractionEpilogue(*order_[w.anchor], nullptr) ||
+        !floatTensors(*n, false))
       return false;
     if (!inLastStage(w, in))
       return false;

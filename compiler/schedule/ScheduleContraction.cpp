@@ -419,12 +419,13 @@ constexpr int64_t kConvMinGroupChannels = 8;
 /// (ping-pong) in parts of 64 channels.
 constexpr int64_t kConvPingPongMinK = 288;
 
-/// Whether every tensor a convolution reads is f32 (the tensor-core and
-/// depthwise templates take f32 alone).
-static bool allF32(const Node &n) {
-  return llvm::all_of(n.operands(), [](const Value *v) {
-    return !v || v->dtype() == DType::F32;
-  });
+/// Whether a convolution reads and writes tensors of one dtype, f32, f16
+/// or bf16 (the tensor-core and depthwise templates' TX).
+static bool oneFloatType(const Node &n) {
+  const DType t = n.result()->dtype();
+  return (t == DType::F32 || isHalf(t)) &&
+         llvm::all_of(n.operands(),
+                      [&](const Value *v) { return !v || v->dtype() == t; });
 }
 
 /// Whether a convolution keeps the tile arithmetic of the tensor-core and
@@ -451,7 +452,8 @@ static bool convTilesInRange(const Node &n, const ConvShape &c) {
 }
 
 /// A depthwise conv2d (one input channel a group) in kiln/depthwise.cuh,
-/// any precision (fp32 products): f32 tensors, at most 64 taps, the input a
+/// any precision (fp32 products): f32, f16 or bf16 tensors (one dtype; the
+/// input kept as f32 in shared memory), at most 64 taps, the input a
 /// block's output tile reads within its static shared memory; nullopt
 /// otherwise (the FFMA tiles run it, one output channel of their 32 used).
 static std::optional<Schedule> depthwiseSchedule(const Node &n,
@@ -459,7 +461,7 @@ static std::optional<Schedule> depthwiseSchedule(const Node &n,
   auto stride = n.getInts("stride"), dil = n.getInts("dilation");
   const Shape &w = n.operand(1)->shape();
   const int64_t kh = w[2].size, kw = w[3].size;
-  if (n.op() != OpKind::Conv2d || !allF32(n) || c.groups != c.cin ||
+  if (n.op() != OpKind::Conv2d || !oneFloatType(n) || c.groups != c.cin ||
       !convTilesInRange(n, c) || kh * kw > 64 || c.pixels() < 1)
     return std::nullopt;
   const int rows = depthwiseRows(
@@ -536,9 +538,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   if (c.groups < 1 || c.cin % c.groups != 0 || c.cout % c.groups != 0)
     return std::nullopt;
   const int64_t cinG = c.cin / c.groups, coutG = c.cout / c.groups;
-  if (!t.hasWgmma() || !allF32(n) || cinG < 1 || coutG < 8 || c.pixels() < 1 ||
-      coutG % 8 != 0 || (c.groups > 1 && cinG < kConvMinGroupChannels) ||
-      !convTilesInRange(n, c))
+  if (!t.hasWgmma() || !oneFloatType(n) || cinG < 1 || coutG < 8 ||
+      c.pixels() < 1 || coutG % 8 != 0 ||
+      (c.groups > 1 && cinG < kConvMinGroupChannels) || !convTilesInRange(n, c))
     return std::nullopt;
   // The weight's slices of 32 input channels, ceil(cinG / 32) a tap,
   // counted in int64 before the layout's int: fewer than 2^15 keep its
@@ -546,7 +548,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // take 32 MiB even in parts of 8, far beyond shared memory.
   if ((cinG + 31) / 32 > (int64_t{1} << 15) / (w[2].size * w[3].size))
     return std::nullopt;
-  const bool accurate = precision == MatmulPrecision::Highest;
+  // f16 and bf16 values are exact in TF32: one pass at every precision.
+  const bool half = isHalf(n.result()->dtype());
+  const bool accurate = precision == MatmulPrecision::Highest && !half;
   const int passes = accurate ? 3 : 1;
   // Output phases: conv_transpose2d's stride (conv2d's spaces the input
   // the tiles read, in the layout).
@@ -562,7 +566,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
         static_cast<int>(stride[0]), static_cast<int>(stride[1]),
         static_cast<int>(pad[0]), static_cast<int>(pad[1]),
         static_cast<int>(dil[0]), static_cast<int>(dil[1]),
-        static_cast<int>(cinG), nb, passes, phaseBlocks);
+        static_cast<int>(cinG), nb, passes, phaseBlocks, half ? 2 : 4);
   };
   // The widest part of the output channels whose weight fits. 128 only
   // with one accumulator buffer (not both column phases of a tile) and a K
@@ -641,8 +645,11 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       "implicit GEMM on {} tensor cores (wgmma), {} tiles of {}x{} pixels{} "
       "x {} channels on {} persistent blocks, the weight in shared memory "
       "({:.0f} KiB)",
-      accurate ? "3xTF32 (fp32-accurate)" : "TF32", items * parts,
-      kWgmmaConvTile, kWgmmaConvTile,
+      accurate ? "3xTF32 (fp32-accurate)"
+      : half   ? fmt::format("TF32 (exact for {})",
+                             dtypeName(n.result()->dtype()).str())
+               : "TF32",
+      items * parts, kWgmmaConvTile, kWgmmaConvTile,
       sh * sw > 1 ? fmt::format(" (of {} output phases{})", sh * sw,
                                 phaseBlocks      ? ", a phase a block"
                                 : colPhases == 2 ? ", two column phases a tile"

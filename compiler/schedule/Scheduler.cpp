@@ -20,24 +20,15 @@ unsigned gridFor(int64_t items, int64_t perBlock, int perSM,
       1, std::min<int64_t>(blocks, int64_t(perSM) * t.multiprocessors)));
 }
 
-/// GPU kernels handle f32 tensors, and f16 and bf16 ones outside
-/// convolutions (contractions on Hopper only: scheduleLinear and
-/// scheduleMatmul say where not); say so for anything else.
+/// GPU kernels handle f32, f16 and bf16 tensors (contractions of halves on
+/// Hopper only: scheduleLinear and scheduleMatmul say where not); say so
+/// for anything else.
 static llvm::Error checkDTypes(const FusionGroup &g) {
-  const bool halfOk = g.kind != GroupKind::Convolution;
   for (const Node *n : g.nodes())
     for (const Value *v : n->operands()) {
       if (!v || v->isLiteral() || v->dtype() == DType::F32 ||
-          (halfOk && isHalf(v->dtype())))
+          isHalf(v->dtype()))
         continue;
-      if (isHalf(v->dtype()))
-        return diag(n->loc(),
-                    "'{}' is {}; GPU {} kernels take f32 tensors only so far "
-                    "(elementwise ops, reductions, group_norm, and linear "
-                    "and matmul on Hopper take f16 and bf16; run it with the "
-                    "reference evaluator, or give this op f32 operands)",
-                    v->name(), dtypeName(v->dtype()).str(),
-                    opName(g.anchor->op()).str());
       return diag(n->loc(),
                   "'{}' is {}; GPU code generation supports f32, f16 and "
                   "bf16 tensors only so far (run it with the reference "

@@ -39,6 +39,10 @@ using OffsetFor =
 /// f16 and bf16).
 __device__ __forceinline__ float toFloat(float v) { return v; }
 
+/// T itself, in a context that does not deduce it (a storage-type template
+/// whose bias may be nullptr).
+template <class T> struct SameType { using type = T; };
+
 /// Loads N consecutive floats from p (16-byte aligned when N is 4 or 8,
 /// 8-byte when N == 2).
 template <int N>

@@ -12,7 +12,9 @@
 // (1, 0, 1, 1, 0). y[n][c][oh][ow] = epi(sum + bias[c], n, c, oh * Wo + ow)
 // with Epi, the fused epilogue hook, any functor float(float, int, int, int)
 // (default: the value itself); bias is not read when !HasBias (pass
-// nullptr). All tensors contiguous.
+// nullptr). All tensors contiguous and of one storage type TX (deduced:
+// f32, or f16 and bf16 of kiln/half.cuh, converted to f32 as loaded, the
+// sums f32, y rounded to TX once).
 //
 // Both are one implicit GEMM per group g (contraction.cuh): p = output pixel
 // (n, oh, ow) of the P = N*Ho*Wo, q = output channel co within the group,
@@ -99,21 +101,21 @@ template <class Prm> struct ConvAuto {
 /// Gathers the P operand: element (p, k) is the x value that output pixel p
 /// meets at k = (kh, kw, ci). Thread t owns pixel t % BP of the tile and
 /// k rows t / BP + e * kStep of each slice.
-template <class Prm, class Cfg> struct ConvInputLoader {
+template <class Prm, class Cfg, class TX> struct ConvInputLoader {
   static constexpr int BP = Cfg::BP, BK = Cfg::BK;
   static constexpr int kStep = Cfg::kThreads / BP;
   static constexpr int kElems = BK / kStep;
   static constexpr bool kTapPerSlice = Prm::CinG % BK == 0;
   static_assert(Cfg::kThreads % BP == 0 && BK % kStep == 0, "gather layout");
 
-  const float *img; // x[n][g * CinG][0][0] of the thread's pixel
-  int oy, ox;       // conv2d: oh*SH - PH, ow*SW - PW; transposed: oh+PH, ow+PW
+  const TX *img; // x[n][g * CinG][0][0] of the thread's pixel
+  int oy, ox;    // conv2d: oh*SH - PH, ow*SW - PW; transposed: oh+PH, ow+PW
   bool pixOk;
   int kk; // k row within the slice of element 0
   int k0; // first k of the next slice
   float regs[kElems];
 
-  __device__ __forceinline__ ConvInputLoader(const float *x, int p0, int g) {
+  __device__ __forceinline__ ConvInputLoader(const TX *x, int p0, int g) {
     const int p = p0 + static_cast<int>(threadIdx.x) % BP;
     pixOk = p < Prm::P;
     const int pc = pixOk ? p : 0;
@@ -155,16 +157,16 @@ template <class Prm, class Cfg> struct ConvInputLoader {
   __device__ __forceinline__ void fetch() {
     if constexpr (kTapPerSlice) {
       const int off = tapOffset(k0 / Prm::CinG);
-      const float *src = img + (k0 % Prm::CinG + kk) * Prm::HW + off;
+      const TX *src = img + (k0 % Prm::CinG + kk) * Prm::HW + off;
 #pragma unroll
       for (int e = 0; e < kElems; ++e)
-        regs[e] = off >= 0 ? src[e * kStep * Prm::HW] : 0.f;
+        regs[e] = off >= 0 ? toFloat(src[e * kStep * Prm::HW]) : 0.f;
     } else {
 #pragma unroll
       for (int e = 0; e < kElems; ++e) {
         const int k = k0 + kk + e * kStep;
         const int off = k < Prm::K ? tapOffset(k / Prm::CinG) : -1;
-        regs[e] = off >= 0 ? img[k % Prm::CinG * Prm::HW + off] : 0.f;
+        regs[e] = off >= 0 ? toFloat(img[k % Prm::CinG * Prm::HW + off]) : 0.f;
       }
     }
     k0 += BK;
@@ -181,7 +183,7 @@ template <class Prm, class Cfg> struct ConvInputLoader {
 /// Gathers the Q operand: element (k, co) = w at (ci, kh, kw) of output
 /// channel g*CoutG + co. Thread t owns channel t % BQ of the tile and k rows
 /// t / BQ + e * kStep of each slice.
-template <class Prm, class Cfg> struct ConvWeightLoader {
+template <class Prm, class Cfg, class TX> struct ConvWeightLoader {
   static constexpr int BQ = Cfg::BQ, BK = Cfg::BK;
   static constexpr int kStep = Cfg::kThreads / BQ;
   static constexpr int kElems = BK / kStep;
@@ -190,12 +192,12 @@ template <class Prm, class Cfg> struct ConvWeightLoader {
       Prm::kTransposed ? Prm::CoutG * Prm::KHW : Prm::KHW;
   static_assert(Cfg::kThreads % BQ == 0 && BK % kStep == 0, "gather layout");
 
-  const float *wc; // w at (ci = 0, kh = 0, kw = 0) of the thread's channel
+  const TX *wc; // w at (ci = 0, kh = 0, kw = 0) of the thread's channel
   bool coOk;
   int kk, k0;
   float regs[kElems];
 
-  __device__ __forceinline__ ConvWeightLoader(const float *w, int q0, int g) {
+  __device__ __forceinline__ ConvWeightLoader(const TX *w, int q0, int g) {
     const int co = q0 + static_cast<int>(threadIdx.x) % BQ;
     coOk = co < Prm::CoutG;
     if constexpr (Prm::kTransposed)
@@ -212,7 +214,7 @@ template <class Prm, class Cfg> struct ConvWeightLoader {
       const int k = k0 + kk + e * kStep;
       const bool ok = coOk && (Prm::K % BK == 0 || k < Prm::K);
       const int tap = k / Prm::CinG, ci = k % Prm::CinG;
-      regs[e] = ok ? wc[ci * kCiStride + tap] : 0.f;
+      regs[e] = ok ? toFloat(wc[ci * kCiStride + tap]) : 0.f;
     }
     k0 += BK;
   }
@@ -225,11 +227,10 @@ template <class Prm, class Cfg> struct ConvWeightLoader {
   }
 };
 
-template <class Prm, bool HasBias, class Cfg, class Epi>
+template <class Prm, bool HasBias, class Cfg, class Epi, class TX>
 __device__ __forceinline__ void
-convImplicitGemm(const float *__restrict__ x, const float *__restrict__ w,
-                 const float *__restrict__ bias, float *__restrict__ y,
-                 Epi &epi) {
+convImplicitGemm(const TX *__restrict__ x, const TX *__restrict__ w,
+                 const TX *__restrict__ bias, TX *__restrict__ y, Epi &epi) {
   static_assert(convBlocks(Prm::P, Prm::CoutG, Cfg::kShape) < (1ll << 31),
                 "grid.x");
   constexpr int tilesQ = (Prm::CoutG + Cfg::BQ - 1) / Cfg::BQ;
@@ -238,15 +239,16 @@ convImplicitGemm(const float *__restrict__ x, const float *__restrict__ w,
   const int g = static_cast<int>(blockIdx.y);
 
   float acc[Cfg::TP][Cfg::TQ] = {};
-  ConvInputLoader<Prm, Cfg> pl(x, p0, g);
-  ConvWeightLoader<Prm, Cfg> ql(w, q0, g);
+  ConvInputLoader<Prm, Cfg, TX> pl(x, p0, g);
+  ConvWeightLoader<Prm, Cfg, TX> ql(w, q0, g);
   contractMainLoop<Cfg>(pl, ql, tilesOfK<Cfg>(Prm::K), acc);
 
   float b[Cfg::TQ];
 #pragma unroll
   for (int j = 0; j < Cfg::TQ; ++j) {
     const int co = q0 + tileQ<Cfg>(j);
-    b[j] = HasBias && co < Prm::CoutG ? bias[g * Prm::CoutG + co] : 0.f;
+    b[j] =
+        HasBias && co < Prm::CoutG ? toFloat(bias[g * Prm::CoutG + co]) : 0.f;
   }
 #pragma unroll
   for (int i = 0; i < Cfg::TP; ++i) {
@@ -254,34 +256,36 @@ convImplicitGemm(const float *__restrict__ x, const float *__restrict__ w,
     if (Prm::P % Cfg::BP != 0 && p >= Prm::P)
       continue;
     const int n = p / Prm::HoWo, pix = p % Prm::HoWo;
-    float *yp = y +
-                (static_cast<i64>(n) * Prm::Cout + g * Prm::CoutG) * Prm::HoWo +
-                pix;
+    TX *yp = y +
+             (static_cast<i64>(n) * Prm::Cout + g * Prm::CoutG) * Prm::HoWo +
+             pix;
 #pragma unroll
     for (int j = 0; j < Cfg::TQ; ++j) {
       const int co = q0 + tileQ<Cfg>(j);
       if (Prm::CoutG % Cfg::BQ != 0 && co >= Prm::CoutG)
         continue;
-      yp[co * Prm::HoWo] = epi(acc[i][j] + b[j], n, g * Prm::CoutG + co, pix);
+      const float v[1] = {epi(acc[i][j] + b[j], n, g * Prm::CoutG + co, pix)};
+      storeVec<1>(yp + co * Prm::HoWo, v);
     }
   }
 }
 
 template <class Prm, bool HasBias, class Cfg = typename ConvAuto<Prm>::type,
-          class Epi = KeepValue>
+          class Epi = KeepValue, class TX = float>
 __device__ __forceinline__ void
-conv2d(const float *__restrict__ x, const float *__restrict__ w,
-       const float *__restrict__ bias, float *__restrict__ y, Epi epi = Epi()) {
+conv2d(const TX *__restrict__ x, const TX *__restrict__ w,
+       const typename SameType<TX>::type *__restrict__ bias, TX *__restrict__ y,
+       Epi epi = Epi()) {
   static_assert(!Prm::kTransposed, "conv2d takes Conv2dParams");
   convImplicitGemm<Prm, HasBias, Cfg>(x, w, bias, y, epi);
 }
 
 template <class Prm, bool HasBias, class Cfg = typename ConvAuto<Prm>::type,
-          class Epi = KeepValue>
+          class Epi = KeepValue, class TX = float>
 __device__ __forceinline__ void
-convTranspose2d(const float *__restrict__ x, const float *__restrict__ w,
-                const float *__restrict__ bias, float *__restrict__ y,
-                Epi epi = Epi()) {
+convTranspose2d(const TX *__restrict__ x, const TX *__restrict__ w,
+                const typename SameType<TX>::type *__restrict__ bias,
+                TX *__restrict__ y, Epi epi = Epi()) {
   static_assert(Prm::kTransposed,
                 "convTranspose2d takes ConvTranspose2dParams");
   convImplicitGemm<Prm, HasBias, Cfg>(x, w, bias, y, epi);

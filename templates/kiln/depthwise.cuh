@@ -1,8 +1,9 @@
 //===- depthwise.cuh - depthwise conv2d, direct ------------*- CUDA -*-===//
 //
 // conv2d with one input channel a group (depthwise: groups == Cin; Cout /
-// Cin output channels a group, the channel multiplier), f32 NCHW, any
-// stride, padding and dilation:
+// Cin output channels a group, the channel multiplier), NCHW tensors of
+// one type TX (deduced: f32, or f16 and bf16 of kiln/half.cuh, converted to
+// f32 as loaded), any stride, padding and dilation:
 //   depthwiseConv2d<Conv2dParams<...>, HasBias, Rows>(x, w, bias, epilogue)
 // y[n][co][oh][ow] = bias[co] + sum over kh, kw of x[n][co / M][oh SH - PH +
 // kh DH][ow SW - PW + kw DW] * w[co][0][kh][kw] (M = Cout / Cin; x outside
@@ -36,10 +37,10 @@
 
 namespace kiln {
 
-template <class G, bool HasBias, int Rows, class Epi>
+template <class G, bool HasBias, int Rows, class Epi, class TX>
 __device__ __forceinline__ void
-depthwiseConv2d(const float *__restrict__ x, const float *__restrict__ w,
-                const float *__restrict__ bias, Epi epi) {
+depthwiseConv2d(const TX *__restrict__ x, const TX *__restrict__ w,
+                const typename SameType<TX>::type *__restrict__ bias, Epi epi) {
   static_assert(!G::kTransposed && G::CinG == 1, "depthwise conv2d");
   constexpr int H = G::H, W = G::W, Ho = G::Ho, Wo = G::Wo, Cout = G::Cout;
   constexpr int KH = G::KH, KW = G::KW, SH = G::SH, SW = G::SW, DH = G::DH,
@@ -63,17 +64,24 @@ depthwiseConv2d(const float *__restrict__ x, const float *__restrict__ w,
   const int co = static_cast<int>(plane % Cout);
   const int oh0 = tile / tilesC * TR, ow0 = tile % tilesC * TC;
   const int ih0 = oh0 * SH - G::PH, iw0 = ow0 * SW - G::PW;
-  const float *src = x + (plane / Cout * G::Cin + co / M) * (i64{H} * W);
+  const TX *src = x + (plane / Cout * G::Cin + co / M) * (i64{H} * W);
+  // f32 through the read-only cache; halves converted.
+  auto load = [](const TX *p) {
+    if constexpr (sizeof(TX) == 4)
+      return __ldg(p);
+    else
+      return toFloat(*p);
+  };
   for (int e = threadIdx.x; e < IR * IC; e += kDepthwiseThreads) {
     const int r = e / IC, c = e % IC, ih = ih0 + r, iw = iw0 + c;
     in[e] =
-        ih >= 0 && ih < H && iw >= 0 && iw < W ? __ldg(src + ih * W + iw) : 0.f;
+        ih >= 0 && ih < H && iw >= 0 && iw < W ? load(src + ih * W + iw) : 0.f;
   }
   float tap[KH * KW];
 #pragma unroll
   for (int t = 0; t < KH * KW; ++t)
-    tap[t] = __ldg(w + co * (KH * KW) + t);
-  const float b = HasBias ? __ldg(bias + co) : 0.f;
+    tap[t] = load(w + co * (KH * KW) + t);
+  const float b = HasBias ? load(bias + co) : 0.f;
   __syncthreads();
   const int col = threadIdx.x % TC, row0 = threadIdx.x / TC;
   constexpr int Steps = kDepthwiseThreads / TC; // rows a pass

@@ -228,11 +228,15 @@ KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
 /// Where a convolution's input patch and weights lie in shared memory.
 /// Output row o = s j + r (s: conv_transpose2d's stride, else 1) reads
 /// input rows i j + convTapShift(...) of its taps (i: conv2d's stride, else
-/// 1). A tile's patch: rows from i j0 + dyMin, `rows` of them; columns from
-/// i i0 + `left` (dxMin rounded down to a multiple of 4: 16-byte copies),
-/// `rowW` of them; channel planes `plane` words apart (8 or 24 mod 32: a
-/// warp's fragment loads hit 32 banks at stride 1; 2-way conflicts at
-/// conv2d's stride 2). The weights: for each tap (phaseBlocks: each of the
+/// 1). A tile's patch, in x's elements of `elem` bytes (4: f32; 2: f16 and
+/// bf16, kept so): rows from i j0 + dyMin, `rows` of them; columns from
+/// i i0 + `left` (dxMin rounded down to 16 bytes' worth: 16-byte copies),
+/// `rowW` of them (a multiple of that); channel planes `plane` elements
+/// apart (f32: 8 or 24 mod 32 words, so a warp's fragment loads hit 32
+/// banks at stride 1, 2-way conflicts at conv2d's stride 2; halves: 16 mod
+/// 32 elements, 8 or 24 mod 32 words, so their loads meet no conflict at
+/// strides 1 and 2). The weights (f32 whatever x's type): for each tap
+/// (phaseBlocks: each of the
 /// block's phase, at most `taps`), ceil(Cin / 32) slices of nb output channels
 /// x 32 input channels (nb x 128 bytes), 3xTF32's small parts in as many after
 /// them.
@@ -240,8 +244,10 @@ struct WgmmaConvLayout {
   int dyMin = 0, dyMax = 0, dxMin = 0, dxMax = 0;
   int rows = 0, left = 0, rowW = 0, plane = 0, taps = 0, weightBytes = 0,
       stages = 0;
-  KILN_HOST_DEVICE static constexpr int floor4(int v) {
-    return v >= 0 ? v / 4 * 4 : -((-v + 3) / 4 * 4);
+  int elem = 4;
+  /// v rounded down to a multiple of n.
+  KILN_HOST_DEVICE static constexpr int floorTo(int v, int n) {
+    return v >= 0 ? v / n * n : -((-v + n - 1) / n * n);
   }
   /// The least and greatest shift over taps k < kSize and phases r < s.
   KILN_HOST_DEVICE static constexpr void
@@ -259,18 +265,26 @@ struct WgmmaConvLayout {
   KILN_HOST_DEVICE constexpr WgmmaConvLayout(bool transposed, int kh, int kw,
                                              int sh, int sw, int ph, int pw,
                                              int dh, int dw, int cin, int nb,
-                                             int passes, bool phaseBlocks) {
+                                             int passes, bool phaseBlocks,
+                                             int elemBytes = 4)
+      : elem(elemBytes) {
     shifts(transposed, kh, sh, ph, dh, dyMin, dyMax);
     shifts(transposed, kw, sw, pw, dw, dxMin, dxMax);
     // conv2d's stride spaces the tile's input rows and columns (a
     // conv_transpose2d's makes output phases instead).
     const int ish = transposed ? 1 : sh, isw = transposed ? 1 : sw;
+    const int chunk = 16 / elem; // elements a 16-byte copy
     rows = ish * (kWgmmaConvTile - 1) + 1 + dyMax - dyMin;
-    left = floor4(dxMin);
-    rowW = (isw * (kWgmmaConvTile - 1) + 1 + dxMax - left + 3) / 4 * 4;
+    left = floorTo(dxMin, chunk);
+    rowW = (isw * (kWgmmaConvTile - 1) + 1 + dxMax - left + chunk - 1) / chunk *
+           chunk;
     plane = rows * rowW;
-    while (plane % 32 != 8 && plane % 32 != 24)
-      plane += 4;
+    if (elem == 4)
+      while (plane % 32 != 8 && plane % 32 != 24)
+        plane += 4;
+    else
+      while (plane % 32 != 16)
+        plane += 8;
     taps = phaseBlocks ? convMostPhaseTaps(transposed, kh, sh, ph, dh) *
                              convMostPhaseTaps(transposed, kw, sw, pw, dw)
                        : kh * kw;
@@ -280,7 +294,7 @@ struct WgmmaConvLayout {
       --stages;
   }
   KILN_HOST_DEVICE constexpr int stageBytes() const {
-    return kWgmmaConvChannels * plane * 4;
+    return kWgmmaConvChannels * plane * elem;
   }
   KILN_HOST_DEVICE constexpr int sharedBytes() const {
     return weightBytes + stages * stageBytes() + kWgmmaAlign;

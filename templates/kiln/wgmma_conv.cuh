@@ -1,13 +1,17 @@
 //===- wgmma_conv.cuh - convolutions on tensor cores ---------*- CUDA -*-===//
 //
 // conv2d and conv_transpose2d of any stride and groups, output channels
-// a multiple of 8 a group, f32 NCHW tensors; TF32 products (Passes 1:
-// Kiln's `high` and `medium`; x and w rounded to nearest, not truncated by
-// the tensor cores) or 3xTF32 (Passes 3: `highest`, as wgmma.cuh's linear,
-// adding each tap's tensor-core sums into an fp32 total):
+// a multiple of 8 a group, NCHW tensors; f32 ones in TF32 products (Passes
+// 1: Kiln's `high` and `medium`; x and w rounded to nearest, not truncated
+// by the tensor cores) or 3xTF32 (Passes 3: `highest`, as wgmma.cuh's
+// linear, adding each tap's tensor-core sums into an fp32 total); f16 and
+// bf16 ones (TX: x, w and bias of one type) in TF32 products, exact for
+// their values, at every precision, the patch kept in TX (half the shared
+// memory and copies), the weight and the sums in f32:
 //   wgmmaConv<Conv2dParams<...> or ConvTranspose2dParams<...>, HasBias,
-//             Passes, NB, PhaseBlocks, Vec, Image, PingPong>(x, w, bias,
-//             epilogue [, image, launches, imageFlag])
+//             Passes, NB, PhaseBlocks, Vec, Image, PingPong, Epi, TX>(x,
+//             w, bias, epilogue [, image, launches, imageFlag])
+// (Epi and TX deduced from the arguments.)
 // epilogue(i, v) takes y's elements i.. i + Vec - 1 (NCHW index) in v
 // (Vec 2: adjacent columns, below). With Image, each block copies its part
 // of the weight from `image` (parts x (PhaseBlocks: phases) of
@@ -37,20 +41,21 @@
 // shared memory, K-major and 128-byte swizzled (slices of NB x 32 floats),
 // which wgmma reads as its B operand. Warpgroup 0 (the producer) copies
 // each tile's input patch, 16 channels at a time (zeros past Cin), into a
-// ring of 3 stages with 16-byte cp.async (8 or 4 where W % 4 != 0; zeros
+// ring of 3 stages with 16-byte cp.async (8 or 4 bytes where W does not
+// allow 16; halves of odd W one value at a time through registers; zeros
 // outside the image; 2 stages where 3 do not fit); warpgroups 1 and 2 (the
 // consumers) each multiply 8 rows of the tile: their A operand comes from
 // registers (wgmma's RS form), each thread loading its fragments from the
-// patch with one shared-memory word per value (channel planes 8 or 24 mod
-// 32 words apart: no bank conflicts). A tap's fragments are the patch
-// shifted by its offsets, so no im2col copy exists. Persistent: block b runs
-// work items (tile, group of phases) b / parts, + gridDim.x / parts, ..., the
-// groups of a tile consecutive (their stores interleave in L2). A group is
-// one phase, or at TF32 and column stride 2 both column phases of a row
-// phase, in TF32's two accumulator buffers: a thread then holds adjacent
-// output columns and stores them as pairs (Vec 2, even Wo). PhaseBlocks
-// instead gives each block one phase and only that phase's taps of the
-// weight (the scheduler's choice where all taps would leave narrow parts).
+// patch with one shared-memory load per value (channel planes apart so
+// that a warp's loads meet no bank conflict: WgmmaConvLayout). A tap's
+// fragments are the patch shifted by its offsets, so no im2col copy exists.
+// Persistent: block b runs work items (tile, group of phases) b / parts, +
+// gridDim.x / parts, ..., the groups of a tile consecutive (their stores
+// interleave in L2). A group is one phase, or at TF32 and column stride 2 both
+// column phases of a row phase, in TF32's two accumulator buffers: a thread
+// then holds adjacent output columns and stores them as pairs (Vec 2, even Wo).
+// PhaseBlocks instead gives each block one phase and only that phase's taps of
+// the weight (the scheduler's choice where all taps would leave narrow parts).
 // PingPong (TF32, one accumulator buffer, up to 64 channels) gives each
 // consumer every other item whole (4 m64 blocks), in turn: one's stores
 // overlap the other's products (the scheduler's choice where the products
@@ -174,19 +179,25 @@ template <class G, bool HasBias, int Passes = 1,
           int NB = wgmmaConvChannels(
               G::CoutG, Passes, Passes == 1 && G::kTransposed && G::SW == 2),
           bool PhaseBlocks = false, int Vec = 1, bool Image = false,
-          bool PingPong = false, class Epi = ConvStore>
+          bool PingPong = false, class Epi = ConvStore, class TX = float>
 __device__ __forceinline__ void
-wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
-          const float *__restrict__ bias, Epi epi, float *image = nullptr,
-          unsigned long long *launches = nullptr,
+wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
+          const typename SameType<TX>::type *__restrict__ bias, Epi epi,
+          float *image = nullptr, unsigned long long *launches = nullptr,
           unsigned *imageFlag = nullptr) {
   static_assert(G::CoutG % NB == 0 && NB % 8 == 0 && NB <= 128 &&
                     (NB <= 64 || NB == 128) && (Passes == 1 || NB <= 32),
                 "the output channels in parts of 8 to 128 (3xTF32: 32)");
   static_assert(Passes == 1 || Passes == 3, "TF32 or 3xTF32");
+  // f16 and bf16 tensors: the patch kept in their type, each value exact in
+  // TF32 (so one pass, and no rounding).
+  static_assert(sizeof(TX) == 4 || sizeof(TX) == 2, "f32, f16 or bf16");
+  constexpr bool Half = sizeof(TX) == 2;
+  static_assert(!Half || Passes == 1, "f16 and bf16 products are exact");
   constexpr bool Tr = G::kTransposed;
   constexpr WgmmaConvLayout L(Tr, G::KH, G::KW, G::SH, G::SW, G::PH, G::PW,
-                              G::DH, G::DW, G::CinG, NB, Passes, PhaseBlocks);
+                              G::DH, G::DW, G::CinG, NB, Passes, PhaseBlocks,
+                              sizeof(TX));
   static_assert(L.sharedBytes() <= kWgmmaConvSharedLimit, "fits shared memory");
 #ifdef KILN_HAS_WGMMA
   using namespace wg;
@@ -264,7 +275,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   extern __shared__ unsigned char wgmmaShared[];
   __shared__ u64 full[S], empty[S];
   unsigned char *base = alignedShared(wgmmaShared);
-  float *patch = reinterpret_cast<float *>(base + L.weightBytes);
+  TX *patch = reinterpret_cast<TX *>(base + L.weightBytes);
   if (threadIdx.x == 0)
     for (int s = 0; s < S; ++s) {
       // The producer's threads (once their copies land: arriveOnCopies);
@@ -294,8 +305,10 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
         // [KW] (input channel group * CinG + ci, output co % CoutG).
         const float v =
             ci >= Cin ? 0.f
-            : Tr ? w[((co / CoutG * Cin + ci) * CoutG + co % CoutG) * KT + t]
-                 : w[(co * Cin + ci) * KT + t];
+            : Tr      ? toFloat(
+                            w[((co / CoutG * Cin + ci) * CoutG + co % CoutG) * KT +
+                         t])
+                 : toFloat(w[(co * Cin + ci) * KT + t]);
         const int c32 = ci % 32;
         const unsigned off = (o * SPT + ci / 32) * SliceBytes + r * 128 +
                              (((c32 / 4) ^ (r % 8)) << 4) + (c32 % 4) * 4;
@@ -348,14 +361,20 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   if (role == 0) {
     // The producer: each tile's patch (the same for every phase), 16
     // channels a stage, whole chunks of CW columns a copy (16 bytes where W
-    // % 4 == 0, else 8 where W is even, else 4: x's rows are as aligned as
-    // W makes them, and the patch starts at a multiple of 4), zeros outside
-    // the image and past Cin.
+    // is a multiple of 16 bytes' worth, else 8 or 4 bytes: x's rows are as
+    // aligned as W makes them, and the patch starts at a multiple of 16
+    // bytes' worth; halves of odd W one at a time through registers), zeros
+    // outside the image and past Cin.
     // (The producer spilled on 72 with 3xTF32's code; 96 + 200 fits the
     // SM's registers: 128 x 96 + 256 x 200 < 64 Ki.)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 96;");
     const int p = threadIdx.x;
-    constexpr int CW = W % 4 == 0 ? 4 : W % 2 == 0 ? 2 : 1;
+    constexpr int E = sizeof(TX);
+    constexpr int CW = W % (16 / E) == 0  ? 16 / E
+                       : W % (8 / E) == 0 ? 8 / E
+                       : W % (4 / E) == 0 ? 4 / E
+                                          : 1;
+    constexpr bool Copies = CW * E >= 4; // cp.async takes 4 bytes or more
     constexpr int chunksW = L.rowW / CW;
     int it = 0;
     for (int k = first; k < items; k += stride) {
@@ -368,20 +387,47 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
         if (it >= S)
           barrierWait(&empty[s], (it / S - 1) & 1);
         const unsigned dst = smem(patch) + s * L.stageBytes();
-        const float *src = x + (static_cast<i64>(n) * G::Cin +
-                                channelGroup * Cin + chunk * CC) *
-                                   H * W;
-        for (int e = p; e < CC * L.rows * chunksW; e += 128) {
+        const TX *src = x + (static_cast<i64>(n) * G::Cin + channelGroup * Cin +
+                             chunk * CC) *
+                                H * W;
+        // Chunk e of the stage: where it goes in the stage (at, in
+        // elements) and where it comes from (nullptr: zeros).
+        constexpr int Elems = CC * L.rows * chunksW;
+        auto source = [&](int e, int &at) -> const TX * {
           const int row = e / chunksW, cj = e % chunksW; // chunk cj of row
           const int ci = row / L.rows, r = row % L.rows;
           const int ih = ih0 + r, iw = iw0 + CW * cj;
+          at = ci * L.plane + r * L.rowW + CW * cj;
           const bool in = ih >= 0 && ih < H && iw >= 0 && iw < W &&
                           (Cin % CC == 0 || chunk * CC + ci < Cin);
-          copyAsync<4 * CW>(
-              dst + (ci * L.plane + r * L.rowW + CW * cj) * 4,
-              in ? src + (static_cast<i64>(ci) * H + ih) * W + iw : x, in);
+          return in ? src + (static_cast<i64>(ci) * H + ih) * W + iw : nullptr;
+        };
+        if constexpr (Copies) {
+          for (int e = p; e < Elems; e += 128) {
+            int at;
+            const TX *from = source(e, at);
+            copyAsync<E * CW>(dst + at * E, from ? from : x, from != nullptr);
+          }
+          arriveOnCopies(&full[s]);
+        } else {
+          // Halves of odd W: 8 loads in flight a thread, then their stores.
+          TX *stage = patch + s * (L.stageBytes() / E);
+          for (int e0 = p; e0 < Elems; e0 += 8 * 128) {
+            TX v[8];
+            int at[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) {
+              const TX *from =
+                  e0 + 128 * u < Elems ? source(e0 + 128 * u, at[u]) : nullptr;
+              v[u] = from ? *from : TX{};
+            }
+#pragma unroll
+            for (int u = 0; u < 8; ++u)
+              if (e0 + 128 * u < Elems)
+                stage[at[u]] = v[u];
+          }
+          barrierArrive(&full[s]); // releases the stores
         }
-        arriveOnCopies(&full[s]);
       }
     }
     return;
@@ -405,7 +451,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
   for (int j = 0; j < (BiasKept ? NB / 8 : 0); ++j)
 #pragma unroll
     for (int e = 0; e < 2; ++e)
-      b[2 * j + e] = HasBias ? bias[part * NB + 8 * j + 2 * tq + e] : 0.f;
+      b[2 * j + e] =
+          HasBias ? toFloat(bias[part * NB + 8 * j + 2 * tq + e]) : 0.f;
   int it = 0;
   // PingPong: the consumers take the block's items in turn, and each
   // starts an item's products only once the other has finished its
@@ -454,7 +501,7 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
     for (int chunk = 0; chunk < Chunks; ++chunk, ++it) {
       const int s = it % S;
       barrierWait(&full[s], (it / S) & 1);
-      if constexpr (Passes == 1) {
+      if constexpr (Passes == 1 && !Half) {
         // TF32: the stage rounded to nearest in place, once, by both
         // consumers (the tensor cores would truncate: a bias that grows
         // with K where x is of one sign, the error 2.5x PyTorch's on [0, 1)
@@ -476,7 +523,8 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
         else
           asm volatile("bar.sync 1, 256;" ::: "memory");
       }
-      const float *P = patch + s * (L.stageBytes() / 4) + tq * L.plane + IW * g;
+      const TX *P =
+          patch + s * (L.stageBytes() / sizeof(TX)) + tq * L.plane + IW * g;
       // This phase's taps (each phase unrolled with its offsets known):
       // step u = 2 t + ks runs tap t on channels 8 ks + tq and + 4 of the
       // stage; o counts the phase's taps before t.
@@ -498,13 +546,13 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           unsigned a[MB][4];
 #pragma unroll
           for (int m = 0; m < MB; ++m) {
-            const float *at = P + ks * 8 * L.plane +
-                              (IH * rowOf(m) + dy - L.dyMin) * L.rowW + dx -
-                              L.left;
-            a[m][0] = __float_as_uint(at[0]);
-            a[m][1] = __float_as_uint(at[8 * IW]);
-            a[m][2] = __float_as_uint(at[4 * L.plane]);
-            a[m][3] = __float_as_uint(at[4 * L.plane + 8 * IW]);
+            const TX *at = P + ks * 8 * L.plane +
+                           (IH * rowOf(m) + dy - L.dyMin) * L.rowW + dx -
+                           L.left;
+            a[m][0] = __float_as_uint(toFloat(at[0]));
+            a[m][1] = __float_as_uint(toFloat(at[8 * IW]));
+            a[m][2] = __float_as_uint(toFloat(at[4 * L.plane]));
+            a[m][3] = __float_as_uint(toFloat(at[4 * L.plane + 8 * IW]));
           }
           // The 8-wide step's place in its 32-channel slice.
           const int k32 = (chunk * CC % 32) / 8 + ks;
@@ -599,9 +647,13 @@ wgmmaConv(const float *__restrict__ x, const float *__restrict__ w,
           for (int e = 0; e < 2; ++e) {
             const int co = part * NB + 8 * j + 2 * tq + e;
             const i64 row = ((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo;
-            const float bv = !HasBias   ? 0.f
-                             : BiasKept ? b[BiasKept ? 2 * j + e : 0]
-                                        : __ldg(bias + co);
+            float bv = 0.f;
+            if constexpr (HasBias && BiasKept)
+              bv = b[2 * j + e];
+            else if constexpr (HasBias && Half)
+              bv = toFloat(bias[co]);
+            else if constexpr (HasBias)
+              bv = __ldg(bias + co);
             // Column phase cw's value (acc[cw] with CP 2).
             auto value = [&](int cw) {
               return acc[cw][m][4 * j + 2 * h + e] + bv;

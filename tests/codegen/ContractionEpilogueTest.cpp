@@ -366,5 +366,30 @@ TEST(ContractionEpilogue, ConvolutionsTakeElementwiseEpilogues) {
   EXPECT_EQ(names(ffma.plan.groups[0].nodes()), "y");
 }
 
+// An f32 convolution's epilogue reads and writes f32 alone (as the
+// linear's): a node with an f16 operand stays out. An f16 or bf16
+// convolution's takes f32, f16 and bf16 nodes.
+TEST(ContractionEpilogue, HalfNodesJoinOnlyHalfConvolutions) {
+  Planned f32 = planOf(convThen("  a = relu(y)\n  z = add(a, h)\n"
+                                "  return z\n",
+                                ", h: f16[2, 32, 20, 24]"),
+                       "sm_90", MatmulPrecision::High);
+  ASSERT_EQ(f32.plan.groups.size(), 2u);
+  EXPECT_EQ(names(f32.plan.groups[0].epilogue), "a");
+  EXPECT_EQ(names(f32.plan.groups[1].prologue), "z");
+
+  std::string bf16 = convThen("  a = relu(y)\n  z = add(a, r)\n"
+                              "  return z\n",
+                              ", r: f32[2, 32, 20, 24]");
+  for (const char *from : {"x: f32", "w: f32", "b: f32"}) {
+    std::string to = from;
+    to.replace(to.find("f32"), 3, "bf16");
+    bf16.replace(bf16.find(from), std::string(from).size(), to);
+  }
+  Planned half = planOf(bf16, "sm_90", MatmulPrecision::High);
+  ASSERT_EQ(half.plan.groups.size(), 1u);
+  EXPECT_EQ(names(half.plan.groups[0].epilogue), "a, z");
+}
+
 } // namespace
 } // namespace kiln

@@ -224,6 +224,102 @@ TEST(HalfKernels, OtherHalfContractionsAreRefusedAtTheOp) {
       << msg;
 }
 
+// f16 and bf16 convolutions run on Hopper's tensor cores (TF32 products,
+// exact for their values: one pass even at highest), the patch kept in
+// their type, and take the elementwise nodes after them, the sums rounded
+// to the dtype first (what PyTorch's gelu reads).
+TEST(HalfKernels, HalfConvolutionsRunOnHopperTensorCores) {
+  for (const char *t : {"f16", "bf16"}) {
+    const std::string kg = fmt::format(
+        "graph c(x: {0}[N, 16, 9, 10], w: {0}[32, 16, 3, 3], b: {0}[32]) {{\n"
+        "  y = conv2d(x, w, b, padding=1)\n  a = gelu(y)\n  return a\n}}\n",
+        t);
+    auto g = parseGraph(kg, "conv.kg");
+    ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+    auto exe = Executable::compile(**g, {{2, 16, 9, 10}, {32, 16, 3, 3}, {32}},
+                                   offlineOptions(false));
+    ASSERT_TRUE(static_cast<bool>(exe))
+        << t << ": " << llvm::toString(exe.takeError());
+    ASSERT_EQ((*exe)->kernels().size(), 1u) << t; // gelu fused
+    const EmittedKernel &k = (*exe)->kernels()[0];
+    EXPECT_TRUE(k.archSpecific) << t;
+    EXPECT_NE(
+        k.source.find(fmt::format("const kiln::{} *__restrict__ in_x", t)),
+        std::string::npos)
+        << k.source;
+    EXPECT_NE(k.source.find(fmt::format("TF32 (exact for {})", t)),
+              std::string::npos)
+        << k.source;
+    EXPECT_NE(k.source.find(", true, 1, 32,"), std::string::npos)
+        << k.source; // one pass at highest
+    const std::string round = std::string("v[l] = kiln::round") +
+                              (t == std::string("f16") ? "F16" : "BF16") +
+                              "(v[l])";
+    EXPECT_LT(k.source.find(round), k.source.find("geluErf")) << k.source;
+  }
+}
+
+// A half depthwise conv2d runs the direct depthwise kernel with its
+// elementwise nodes; elsewhere (another target, a narrow-group or
+// depthwise conv_transpose2d) a half convolution runs the FFMA tiles,
+// converting as they load and rounding y once: every target, no epilogue
+// (the gelu runs apart).
+TEST(HalfKernels, HalfDepthwiseConv2dRunsTheDirectKernel) {
+  auto g = parseGraph("graph c(x: bf16[N, 16, 9, 10], w: bf16[16, 1, 3, 3]) "
+                      "{\n  y = conv2d(x, w, padding=1, groups=16)\n"
+                      "  a = relu(y)\n  return a\n}\n",
+                      "dw.kg");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  auto exe = Executable::compile(**g, {{2, 16, 9, 10}, {16, 1, 3, 3}},
+                                 offlineOptions(false, "sm_80"));
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  ASSERT_EQ((*exe)->kernels().size(), 1u); // relu fused
+  const EmittedKernel &k = (*exe)->kernels()[0];
+  EXPECT_NE(k.source.find("kiln::depthwiseConv2d<"), std::string::npos)
+      << k.source;
+  EXPECT_NE(k.source.find("const kiln::bf16 *__restrict__ in_x"),
+            std::string::npos)
+      << k.source;
+}
+
+TEST(HalfKernels, OtherHalfConvolutionsRunTheFfmaTiles) {
+  const struct {
+    const char *what, *kg, *arch;
+    std::vector<llvm::SmallVector<int64_t, 6>> shapes;
+    const char *dtype;
+  } cases[] = {
+      {"sm_80",
+       "graph c(x: bf16[N, 16, 9, 10], w: bf16[32, 16, 3, 3], b: bf16[32]) "
+       "{\n  y = conv2d(x, w, b)\n  a = gelu(y)\n  return a\n}\n",
+       "sm_80",
+       {{2, 16, 9, 10}, {32, 16, 3, 3}, {32}},
+       "bf16"},
+      {"a depthwise conv_transpose2d on sm_90",
+       "graph c(x: f16[N, 16, 9, 10], w: f16[16, 1, 3, 3]) {\n"
+       "  y = conv_transpose2d(x, w, stride=2, groups=16)\n  return y\n}\n",
+       "sm_90",
+       {{2, 16, 9, 10}, {16, 1, 3, 3}},
+       "f16"},
+  };
+  for (const auto &c : cases) {
+    auto g = parseGraph(c.kg, "c.kg");
+    ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+    auto exe =
+        Executable::compile(**g, c.shapes, offlineOptions(false, c.arch));
+    ASSERT_TRUE(static_cast<bool>(exe))
+        << c.what << ": " << llvm::toString(exe.takeError());
+    const EmittedKernel &k = (*exe)->kernels()[0];
+    EXPECT_FALSE(k.archSpecific) << c.what;
+    EXPECT_NE(k.source.find("kiln/half.cuh"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find(
+                  fmt::format("const kiln::{} *__restrict__ in_x", c.dtype)),
+              std::string::npos)
+        << k.source;
+    EXPECT_NE(k.source.find("  kiln::conv"), std::string::npos) << k.source;
+    EXPECT_EQ(k.source.find("wgmma"), std::string::npos) << k.source;
+  }
+}
+
 // A batched right operand runs batch after batch (kiln::BatchMap), each of
 // its matrices transposed into the workspace.
 TEST(HalfKernels, BatchedHalfMatmulRunsOnHopper) {

@@ -1249,6 +1249,90 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
+  // f16 and bf16 convolutions: the patch kept in halves, TF32 products
+  // (exact for their values) at every precision, y rounded to its dtype
+  // before the epilogue's ops (as PyTorch's). Rows of 30 (4-byte copies),
+  // 32 (16-byte; two groups, a residual), 21 (one value at a time, through
+  // registers; stride 2, NaN) and 14 (at highest), ping-pong, parts of 128,
+  // and an offset. The sums differ from the reference's only in order, so
+  // results differ by an ulp where a rounding boundary falls between them.
+  const struct {
+    const char *name, *dtype;
+    std::string kg;
+    std::vector<std::vector<int64_t>> shapes;
+    double offset, nanRate;
+    MatmulPrecision precision;
+  } halves[] = {
+      {"conv_tc_bf16_w30_gelu",
+       "bf16",
+       convChain("x: f32[N, 32, 19, 30]", "conv2d(x, w, b, padding=1)",
+                 "64, 32, 3, 3", 64, "  a = gelu(y)\n  return a\n"),
+       {{2, 32, 19, 30}},
+       0,
+       0,
+       high},
+      {"conv_tc_f16_grouped_residual",
+       "f16",
+       convChain("x: f32[N, 32, 17, 32], r: f32[N, 64, 17, 32]",
+                 "conv2d(x, w, b, padding=1, groups=2)", "64, 16, 3, 3", 64,
+                 "  z = add(y, r)\n  return z\n"),
+       {{2, 32, 17, 32}, {2, 64, 17, 32}},
+       0,
+       0,
+       high},
+      {"conv_tc_f16_w21_transposed_nan",
+       "f16",
+       w21,
+       {{2, 32, 13, 21}},
+       0,
+       0.01,
+       high},
+      {"conv_tc_bf16_w14",
+       "bf16",
+       w14,
+       {{3, 64, 14, 14}},
+       0,
+       0,
+       MatmulPrecision::Highest},
+      {"conv_tc_bf16_cin8_cout128_relu",
+       "bf16",
+       cin8,
+       {{2, 8, 19, 20}},
+       0,
+       0,
+       MatmulPrecision::Highest},
+      {"conv_tc_f16_s2k4_offset",
+       "f16",
+       s2k4,
+       {{2, 32, 15, 16}, {2, 64, 30, 32}},
+       100,
+       0,
+       high},
+      // The depthwise kernel (relu fused, NaN), and the FFMA tiles (groups
+      // of 4 channels, strided conv_transpose2d), converting as they load.
+      {"conv_depthwise_bf16_nan",
+       "bf16",
+       convChain("x: f32[N, 16, 13, 14]",
+                 "conv2d(x, w, b, padding=1, groups=16)", "16, 1, 3, 3", 16,
+                 "  a = relu(y)\n  return a\n"),
+       {{2, 16, 13, 14}},
+       0,
+       0.01,
+       high},
+      {"conv_ffma_f16_groups4_transposed",
+       "f16",
+       convChain("x: f32[N, 16, 9, 10]",
+                 "conv_transpose2d(x, w, b, stride=2, padding=1, groups=4)",
+                 "16, 4, 3, 3", 16, "  return y\n"),
+       {{2, 16, 9, 10}},
+       0,
+       0,
+       MatmulPrecision::Highest},
+  };
+  for (const auto &h : halves)
+    cs.push_back({h.name, replaceAll(h.kg, "f32", h.dtype), h.shapes, h.offset,
+                  h.nanRate, std::string(h.dtype) == "bf16" ? 2e-3 : 5e-4,
+                  h.precision});
   cs.push_back({"conv_tc_cout128_residual_high",
                 cout128,
                 {{2, 32, 23, 28}, {2, 128, 23, 28}},
@@ -1353,7 +1437,7 @@ std::vector<Case> cases() {
     if (c.name == "conv_tc_transposed_high" ||
         c.name == "conv_tc_s2k4_residual_high" ||
         c.name == "conv_tc_by_phase" || c.name == "conv_tc_s2k3" ||
-        c.name == "conv_tc_grouped_high") {
+        c.name == "conv_tc_grouped_high" || c.name == "conv_tc_bf16_w14") {
       gathered.push_back(c);
       gathered.back().name += "_gathered";
     }

@@ -583,6 +583,22 @@ convt_s2_k3_3xtf32(const float *x, const float *w, const float *b, float *y) {
   EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos);
 }
 
+/// The PTX of convolution kernels `source`, which must compile for sm_90a
+/// without spills or waits that ptxas adds between wgmmas (C7519/C7520),
+/// into m64n64k8 and m64n32k8 TF32 wgmmas.
+std::string convPtxOnTensorCores(const char *source, const char *file) {
+  Compiled c = compile(source, "sm_90a", file);
+  EXPECT_TRUE(c.ok) << c.log;
+  EXPECT_EQ(spills(c.log), "") << c.log;
+  EXPECT_EQ(c.log.find("C75"), std::string::npos) << c.log;
+  const std::string ptx = ptxOf(source, "sm_90a");
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32"),
+            std::string::npos);
+  return ptx;
+}
+
 // Ping-pong consumers (each a whole 16 x 16 tile, in turn): tensor cores on
 // sm_90a, the named barriers that order the consumers' turns, and the
 // rounding barrier of one warpgroup (128 threads); parts of 64 (conv2d and
@@ -614,20 +630,54 @@ conv_ping_pong_cin16(const float *x, const float *w, const float *b,
                                                        kiln::ConvStore{y});
 }
 )";
-  Compiled c = compile(source, "sm_90a", "wgmma_conv_pp_test.cu");
-  ASSERT_TRUE(c.ok) << c.log;
-  EXPECT_EQ(spills(c.log), "") << c.log;
-  EXPECT_EQ(c.log.find("C75"), std::string::npos) << c.log;
-  const std::string ptx = ptxOf(source, "sm_90a");
-  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"),
-            std::string::npos);
-  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32"),
-            std::string::npos);
+  const std::string ptx = convPtxOnTensorCores(source, "wgmma_conv_pp_test.cu");
   EXPECT_NE(ptx.find("bar.arrive"), std::string::npos);
   EXPECT_NE(ptx.find(", 128;"), std::string::npos); // bar.sync 1 + c, 128
   // The fragments and the rounding pass read shared memory as such
   // (wg::alignedShared), not through generic loads.
   EXPECT_NE(ptx.find("ld.shared.u32"), std::string::npos);
+  EXPECT_EQ(ptx.find("ld.u32"), std::string::npos);
+}
+
+// f16 and bf16 convolutions (TX: the patch kept in halves, TF32 products):
+// L2_19's conv_transpose2d in ping-pong with the weight's images (16-byte
+// copies), a conv2d of 30-wide rows (4-byte copies), a strided
+// conv_transpose2d of 21-wide rows (one value at a time, through
+// registers). Tensor cores, no spill, no added wait; the fragments read
+// with ld.shared (16 bits each), never through generic loads.
+TEST(WgmmaConvCompile, Halves) {
+  const char *source = R"(
+#include "kiln/half.cuh"
+#include "kiln/wgmma_conv.cuh"
+#define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
+template <class T> struct StoreHalf {
+  T *y;
+  __device__ void operator()(kiln::i64 i, float (&v)[1]) const {
+    kiln::storeVec<1>(y + i, v);
+  }
+};
+KERNEL(convt_l2_19_bf16)(const kiln::bf16 *x, const kiln::bf16 *w,
+                         const kiln::bf16 *b, kiln::bf16 *y, float *image,
+                         unsigned long long *launches, unsigned *flag) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>,
+                  true, 1, 64, false, 1, true, true>(
+      x, w, b, StoreHalf<kiln::bf16>{y}, image, launches, flag);
+}
+KERNEL(conv_w30_f16)(const kiln::f16 *x, const kiln::f16 *w,
+                     const kiln::f16 *b, kiln::f16 *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 32, 19, 30, 64, 3, 3, 1, 1, 1, 1>,
+                  true, 1, 64>(x, w, b, StoreHalf<kiln::f16>{y});
+}
+KERNEL(convt_w21_f16)(const kiln::f16 *x, const kiln::f16 *w, kiln::f16 *y) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 32, 13, 21, 32, 3, 3, 2, 2,
+                                              1, 1, 1, 1, 1, 1, 1>,
+                  false, 1, 32>(x, w, nullptr, StoreHalf<kiln::f16>{y});
+}
+)";
+  const std::string ptx =
+      convPtxOnTensorCores(source, "wgmma_conv_half_test.cu");
+  EXPECT_NE(ptx.find("ld.shared.u16"), std::string::npos);
+  EXPECT_EQ(ptx.find("ld.u16"), std::string::npos);
   EXPECT_EQ(ptx.find("ld.u32"), std::string::npos);
 }
 
