@@ -548,7 +548,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // take 32 MiB even in parts of 8, far beyond shared memory.
   if ((cinG + 31) / 32 > (int64_t{1} << 15) / (w[2].size * w[3].size))
     return std::nullopt;
-  // f16 and bf16 values are exact in TF32: one pass at every precision.
+  // f16 and bf16 convolutions multiply in their type where three stages
+  // fit, else in TF32 (exact for their values; WgmmaConvLayout::k16): one
+  // pass at every precision.
   const bool half = isHalf(n.result()->dtype());
   const bool accurate = precision == MatmulPrecision::Highest && !half;
   const int passes = accurate ? 3 : 1;
@@ -645,10 +647,11 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       "implicit GEMM on {} tensor cores (wgmma), {} tiles of {}x{} pixels{} "
       "x {} channels on {} persistent blocks, the weight in shared memory "
       "({:.0f} KiB)",
-      accurate ? "3xTF32 (fp32-accurate)"
-      : half   ? fmt::format("TF32 (exact for {})",
-                             dtypeName(n.result()->dtype()).str())
-               : "TF32",
+      accurate     ? "3xTF32 (fp32-accurate)"
+      : layout.k16 ? dtypeName(n.result()->dtype()).str()
+      : half       ? fmt::format("TF32 (exact for {})",
+                                 dtypeName(n.result()->dtype()).str())
+                   : "TF32",
       items * parts, kWgmmaConvTile, kWgmmaConvTile,
       sh * sw > 1 ? fmt::format(" (of {} output phases{})", sh * sw,
                                 phaseBlocks      ? ", a phase a block"

@@ -231,20 +231,32 @@ KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
 /// 1). A tile's patch, in x's elements of `elem` bytes (4: f32; 2: f16 and
 /// bf16, kept so): rows from i j0 + dyMin, `rows` of them; columns from
 /// i i0 + `left` (dxMin rounded down to 16 bytes' worth: 16-byte copies),
-/// `rowW` of them (a multiple of that); channel planes `plane` elements
-/// apart (f32: 8 or 24 mod 32 words, so a warp's fragment loads hit 32
-/// banks at stride 1, 2-way conflicts at conv2d's stride 2; halves: 16 mod
-/// 32 elements, 8 or 24 mod 32 words, so their loads meet no conflict at
-/// strides 1 and 2). The weights (f32 whatever x's type): for each tap
-/// (phaseBlocks: each of the
-/// block's phase, at most `taps`), ceil(Cin / 32) slices of nb output channels
-/// x 32 input channels (nb x 128 bytes), 3xTF32's small parts in as many after
-/// them.
+/// `rowW` of them (a multiple of that), `pixels` = rows x rowW.
+///
+/// Halves multiply in their type (`k16`: wgmma's k16) where three stages
+/// fit: each stage also holds its patch transposed after its planes
+/// (transposedOffset()): for each group of 8 channels, `pixels` rows of 16
+/// bytes (a pixel's 8 values), which ldmatrix reads as the A fragments;
+/// channel planes 8 mod 16 elements apart (the 16-byte rows of an 8 x 8
+/// block of 8 planes in 8 distinct bank quads: the transposing
+/// ldmatrix.trans meets no conflict), and the weights in halves. Otherwise
+/// (a larger patch: conv2d's stride 2) they take f32's products and
+/// weights (TF32, exact for half values) and no transposed copy, fragments
+/// loaded value by value from planes 16 mod 32 elements apart (8 or 24 mod
+/// 32 words: no conflict at strides 1 and 2).
+///
+/// f32: channel planes 8 or 24 mod 32 words apart, so a warp's fragment
+/// loads hit 32 banks at stride 1, 2-way conflicts at conv2d's stride 2.
+/// The weights, TF32-rounded (k16: as they are): for each tap
+/// (phaseBlocks: each of the block's phase, at most `taps`), slices of nb
+/// output channels x 128 bytes of input channels (32 f32 or 64 halves:
+/// ceil(Cin / that) a tap), 3xTF32's small parts in as many after them.
 struct WgmmaConvLayout {
   int dyMin = 0, dyMax = 0, dxMin = 0, dxMax = 0;
-  int rows = 0, left = 0, rowW = 0, plane = 0, taps = 0, weightBytes = 0,
-      stages = 0;
+  int rows = 0, left = 0, rowW = 0, pixels = 0, plane = 0, taps = 0,
+      weightBytes = 0, stages = 0;
   int elem = 4;
+  bool k16 = false;
   /// v rounded down to a multiple of n.
   KILN_HOST_DEVICE static constexpr int floorTo(int v, int n) {
     return v >= 0 ? v / n * n : -((-v + n - 1) / n * n);
@@ -278,23 +290,44 @@ struct WgmmaConvLayout {
     left = floorTo(dxMin, chunk);
     rowW = (isw * (kWgmmaConvTile - 1) + 1 + dxMax - left + chunk - 1) / chunk *
            chunk;
-    plane = rows * rowW;
-    if (elem == 4)
+    taps = phaseBlocks ? convMostPhaseTaps(transposed, kh, sh, ph, dh) *
+                             convMostPhaseTaps(transposed, kw, sw, pw, dw)
+                       : kh * kw;
+    pixels = rows * rowW;
+    k16 = elem == 2;
+    arrange(cin, nb, passes);
+    if (k16 && stages < kWgmmaConvStages) {
+      k16 = false;
+      arrange(cin, nb, passes);
+    }
+  }
+  /// The planes' spacing, the weight's bytes and the stages for k16 (or
+  /// not).
+  KILN_HOST_DEVICE constexpr void arrange(int cin, int nb, int passes) {
+    plane = pixels;
+    if (k16)
+      while (plane % 16 != 8)
+        plane += 8;
+    else if (elem == 4)
       while (plane % 32 != 8 && plane % 32 != 24)
         plane += 4;
     else
       while (plane % 32 != 16)
         plane += 8;
-    taps = phaseBlocks ? convMostPhaseTaps(transposed, kh, sh, ph, dh) *
-                             convMostPhaseTaps(transposed, kw, sw, pw, dw)
-                       : kh * kw;
-    weightBytes = taps * ((cin + 31) / 32) * nb * 128 * (passes == 3 ? 2 : 1);
+    const int perSlice = k16 ? 64 : 32; // input channels a 128-byte row
+    weightBytes = taps * ((cin + perSlice - 1) / perSlice) * nb * 128 *
+                  (passes == 3 ? 2 : 1);
     stages = kWgmmaConvStages;
     while (stages > 2 && sharedBytes() > kWgmmaConvSharedLimit)
       --stages;
   }
-  KILN_HOST_DEVICE constexpr int stageBytes() const {
+  /// Where a stage's transposed copy starts (halves), in bytes.
+  KILN_HOST_DEVICE constexpr int transposedOffset() const {
     return kWgmmaConvChannels * plane * elem;
+  }
+  KILN_HOST_DEVICE constexpr int stageBytes() const {
+    return transposedOffset() +
+           (k16 ? kWgmmaConvChannels / 8 * pixels * 16 : 0);
   }
   KILN_HOST_DEVICE constexpr int sharedBytes() const {
     return weightBytes + stages * stageBytes() + kWgmmaAlign;

@@ -5,9 +5,12 @@
 // 1: Kiln's `high` and `medium`; x and w rounded to nearest, not truncated
 // by the tensor cores) or 3xTF32 (Passes 3: `highest`, as wgmma.cuh's
 // linear, adding each tap's tensor-core sums into an fp32 total); f16 and
-// bf16 ones (TX: x, w and bias of one type) in TF32 products, exact for
-// their values, at every precision, the patch kept in TX (half the shared
-// memory and copies), the weight and the sums in f32:
+// bf16 ones (TX: x, w and bias of one type) at every precision in products
+// of their type (wgmma k16, exact; the weight kept in TX too), or, where
+// the patch leaves room for only two stages beside its transposed copy
+// (WgmmaConvLayout::k16 false: conv2d's stride 2), in TF32 products, exact
+// for their values, the weight in f32; the patch in TX either way (half
+// the shared memory and copies), the sums in f32:
 //   wgmmaConv<Conv2dParams<...> or ConvTranspose2dParams<...>, HasBias,
 //             Passes, NB, PhaseBlocks, Vec, Image, PingPong, Epi, TX>(x,
 //             w, bias, epilogue [, image, launches, imageFlag])
@@ -47,8 +50,11 @@
 // consumers) each multiply 8 rows of the tile: their A operand comes from
 // registers (wgmma's RS form), each thread loading its fragments from the
 // patch with one shared-memory load per value (channel planes apart so
-// that a warp's loads meet no bank conflict: WgmmaConvLayout). A tap's
-// fragments are the patch shifted by its offsets, so no im2col copy exists.
+// that a warp's loads meet no bank conflict: WgmmaConvLayout); k16 halves
+// instead have the producer transpose each stage once it has landed (8 x 8
+// blocks: ldmatrix.trans, stmatrix; a pixel's 8 channels in 16 bytes) and
+// load a block's fragments with one ldmatrix. A tap's fragments are the
+// patch shifted by its offsets, so no im2col copy exists.
 // Persistent: block b runs work items (tile, group of phases) b / parts, +
 // gridDim.x / parts, ..., the groups of a tile consecutive (their stores
 // interleave in L2). A group is one phase, or at TF32 and column stride 2 both
@@ -69,7 +75,7 @@
 // (WgmmaConvLayout::sharedBytes()). H100, L2_19's [128, 64,
 // 256, 256] conv_transpose2d (ping-pong): 3.2-3.5 ms, about 190 TFLOP/s
 // (cuDNN's TF32 kernel on NHWC: 2.5 ms on an H200; PyTorch's NCHW call:
-// 6.7 ms).
+// 6.7 ms); in f16 on an H200, k16: 2.0 ms.
 //
 // Launch: block 384 (kWgmmaThreads), grid up to wgmmaConvItems(...) x
 // parts (one block per SM, a multiple of the parts), dynamic shared memory
@@ -156,6 +162,98 @@ __device__ __forceinline__ void convMma(float (&d)[NB / 2],
     wgmmaTf32RsN8(d, a, descB);
 }
 
+#define KILN_CONV_D4 "%0, %1, %2, %3"
+#define KILN_CONV_D8 KILN_CONV_D4 ", %4, %5, %6, %7"
+#define KILN_CONV_D16 KILN_CONV_D8 ", %8, %9, %10, %11, %12, %13, %14, %15"
+#define KILN_CONV_D32                                                          \
+  KILN_CONV_D16 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "    \
+                "%27, %28, %29, %30, %31"
+#define KILN_CONV_OUT4(d, o)                                                   \
+  "+f"(d[o + 0]), "+f"(d[o + 1]), "+f"(d[o + 2]), "+f"(d[o + 3])
+#define KILN_CONV_OUT8(d) KILN_CONV_OUT4(d, 0), KILN_CONV_OUT4(d, 4)
+#define KILN_CONV_OUT16(d)                                                     \
+  KILN_CONV_OUT8(d), KILN_CONV_OUT4(d, 8), KILN_CONV_OUT4(d, 12)
+#define KILN_CONV_OUT32(d)                                                     \
+  KILN_CONV_OUT16(d), KILN_CONV_OUT4(d, 16), KILN_CONV_OUT4(d, 20),            \
+      KILN_CONV_OUT4(d, 24), KILN_CONV_OUT4(d, 28)
+/// One m64nNk16 product of f16 or bf16 (SHAPE names both), A from registers
+/// (operands %A to %A + 3), B K-major from shared memory (%D), no
+/// transpose.
+#define KILN_CONV_RS16(SHAPE, ACC, OUTS, A, D)                                 \
+  asm volatile("wgmma.mma_async.sync.aligned." SHAPE " {" ACC "}, {%" A        \
+               "}, %" D ", 1, 1, 1, 0;\n"                                      \
+               : OUTS                                                          \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB))
+
+/// d (+)= A * B, m64nNBk16 in f16 or bf16 (Kind): A from registers (a0..a3
+/// of this thread: rows g and g + 8 of its warp's 16, K 2t, 2t + 1 and
+/// those + 8, two values a register, g = lane / 4, t = lane % 4), B from
+/// shared memory.
+template <WgmmaKind Kind, int NB>
+__device__ __forceinline__ void convMma16(float (&d)[NB / 2],
+                                          const unsigned (&a)[4], u64 descB) {
+  static_assert(Kind == kWgmmaBf16 || Kind == kWgmmaF16, "16-bit operands");
+  constexpr bool B = Kind == kWgmmaBf16;
+  if constexpr (NB == 128 && B)
+    KILN_CONV_RS16("m64n128k16.f32.bf16.bf16", KILN_WGMMA_D64,
+                   KILN_WGMMA_OUT64(d, 0), "64, %65, %66, %67", "68");
+  else if constexpr (NB == 128)
+    KILN_CONV_RS16("m64n128k16.f32.f16.f16", KILN_WGMMA_D64,
+                   KILN_WGMMA_OUT64(d, 0), "64, %65, %66, %67", "68");
+  else if constexpr (NB == 64 && B)
+    KILN_CONV_RS16("m64n64k16.f32.bf16.bf16", KILN_CONV_D32, KILN_CONV_OUT32(d),
+                   "32, %33, %34, %35", "36");
+  else if constexpr (NB == 64)
+    KILN_CONV_RS16("m64n64k16.f32.f16.f16", KILN_CONV_D32, KILN_CONV_OUT32(d),
+                   "32, %33, %34, %35", "36");
+  else if constexpr (NB == 32 && B)
+    KILN_CONV_RS16("m64n32k16.f32.bf16.bf16", KILN_CONV_D16, KILN_CONV_OUT16(d),
+                   "16, %17, %18, %19", "20");
+  else if constexpr (NB == 32)
+    KILN_CONV_RS16("m64n32k16.f32.f16.f16", KILN_CONV_D16, KILN_CONV_OUT16(d),
+                   "16, %17, %18, %19", "20");
+  else if constexpr (NB == 16 && B)
+    KILN_CONV_RS16("m64n16k16.f32.bf16.bf16", KILN_CONV_D8, KILN_CONV_OUT8(d),
+                   "8, %9, %10, %11", "12");
+  else if constexpr (NB == 16)
+    KILN_CONV_RS16("m64n16k16.f32.f16.f16", KILN_CONV_D8, KILN_CONV_OUT8(d),
+                   "8, %9, %10, %11", "12");
+  else if constexpr (B)
+    KILN_CONV_RS16("m64n8k16.f32.bf16.bf16", KILN_CONV_D4, KILN_CONV_OUT4(d, 0),
+                   "4, %5, %6, %7", "8");
+  else
+    KILN_CONV_RS16("m64n8k16.f32.f16.f16", KILN_CONV_D4, KILN_CONV_OUT4(d, 0),
+                   "4, %5, %6, %7", "8");
+}
+
+/// Four 8 x 8 blocks of 16-bit values from shared memory: lanes 8 j to 8 j
+/// + 7 give the addresses of block j's 8 rows (16 bytes each); lane l gets
+/// row l / 4, columns 2 (l % 4) and + 1 of block j in r[j] (Trans: of the
+/// block transposed).
+template <bool Trans>
+__device__ __forceinline__ void loadMatrices(unsigned (&r)[4], unsigned addr) {
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                 "{%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                 "{%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+/// The inverse of loadMatrices<false>: r[j] into block j's rows at the
+/// addresses lanes 8 j to 8 j + 7 give.
+__device__ __forceinline__ void storeMatrices(unsigned addr,
+                                              const unsigned (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 "
+               "[%0], {%1, %2, %3, %4};" ::"r"(addr),
+               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
+
 /// Arrives on b once this thread's cp.async copies so far have landed (the
 /// barrier counts the arrival among those it expects).
 __device__ __forceinline__ void arriveOnCopies(u64 *b) {
@@ -210,7 +308,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   constexpr int KT = G::KHW, T = kWgmmaConvTile;
   constexpr int CC = kWgmmaConvChannels, S = L.stages;
   constexpr int Chunks = (Cin + CC - 1) / CC; // stages a tile (zeros past Cin)
-  constexpr int SPT = (Cin + 31) / 32;        // weight slices a tap
+  // Weight slices a tap: 128 bytes of input channels each (32 f32, 64
+  // halves).
+  constexpr bool K16 = L.k16; // halves' own products (else TF32's)
+  constexpr int PerSlice = K16 ? 64 : 32, SPT = (Cin + PerSlice - 1) / PerSlice;
   // Output phases: conv_transpose2d's stride s computes the rows o = s j +
   // r of each phase r apart (only the taps that feed them: no zeros).
   constexpr int SH = Tr ? G::SH : 1, SW = Tr ? G::SW : 1, Phases = SH * SW;
@@ -303,22 +404,23 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         const int r = static_cast<int>(i / CinP), co = ofPart * NB + r;
         // w: conv2d [Cout][CinG][KH][KW], conv_transpose2d [Cin][CoutG][KH]
         // [KW] (input channel group * CinG + ci, output co % CoutG).
-        const float v =
-            ci >= Cin ? 0.f
-            : Tr      ? toFloat(
-                            w[((co / CoutG * Cin + ci) * CoutG + co % CoutG) * KT +
-                         t])
-                 : toFloat(w[(co * Cin + ci) * KT + t]);
-        const int c32 = ci % 32;
-        const unsigned off = (o * SPT + ci / 32) * SliceBytes + r * 128 +
-                             (((c32 / 4) ^ (r % 8)) << 4) + (c32 % 4) * 4;
-        if constexpr (Passes == 3) {
+        const TX v =
+            ci >= Cin ? TX{}
+            : Tr ? w[((co / CoutG * Cin + ci) * CoutG + co % CoutG) * KT + t]
+                 : w[(co * Cin + ci) * KT + t];
+        // Channel cs of the slice in 16-byte chunks of e values.
+        const int cs = ci % PerSlice, e = K16 ? 8 : 4;
+        const unsigned off = (o * SPT + ci / PerSlice) * SliceBytes + r * 128 +
+                             (((cs / e) ^ (r % 8)) << 4) + (cs % e) * (16 / e);
+        if constexpr (K16) {
+          *reinterpret_cast<TX *>(dst + off) = v; // exact: no rounding
+        } else if constexpr (Passes == 3) {
           const float big = roundTf32(v);
           *reinterpret_cast<float *>(dst + off) = big;
           *reinterpret_cast<float *>(dst + Kept * SPT * SliceBytes + off) =
               smallPart(v, big);
         } else {
-          *reinterpret_cast<float *>(dst + off) = roundTf32(v);
+          *reinterpret_cast<float *>(dst + off) = roundTf32(toFloat(v));
         }
       }
       ++o;
@@ -376,6 +478,39 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                                           : 1;
     constexpr bool Copies = CW * E >= 4; // cp.async takes 4 bytes or more
     constexpr int chunksW = L.rowW / CW;
+    // Halves: stage j's channel planes transposed once its copies have
+    // landed (every producer thread's: named barrier 5), 8 x 8 blocks at a
+    // time (ldmatrix.trans from 8 planes, stmatrix as 8 pixels' rows), so
+    // that one ldmatrix reads a tap's A fragments; then the stage is full.
+    auto transposeStage = [&](int j) {
+      asm volatile("bar.sync 5, 128;" ::: "memory");
+      const int lane = p % 32;
+      const unsigned planes = smem(patch) + j % S * L.stageBytes();
+      const unsigned rows = planes + L.transposedOffset();
+      constexpr int Groups8 = L.pixels / 8, Blocks = CC / 8 * Groups8;
+      // A warp's turn: 4 x 4 blocks (4 loads in flight, then their
+      // stores); the warps' turns 64 blocks apart.
+      for (int b0 = p / 32 * 16; b0 < Blocks; b0 += 64) {
+        unsigned r[4][4];
+        int at[4];
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          // Block b0 + 4 v + lane / 8 (the last again past the end), its
+          // row lane % 8: channel 8 cg + lane % 8 of pixels 8 pg on.
+          const int blk = min(b0 + 4 * v + lane / 8, Blocks - 1);
+          const int cg = blk / Groups8, pg = blk % Groups8;
+          at[v] = cg * L.pixels + 8 * pg + lane % 8;
+          if (b0 + 4 * v < Blocks)
+            loadMatrices<true>(
+                r[v], planes + ((8 * cg + lane % 8) * L.plane + 8 * pg) * 2);
+        }
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          if (b0 + 4 * v < Blocks)
+            storeMatrices(rows + at[v] * 16, r[v]);
+      }
+      barrierArrive(&full[j % S]); // releases the stores
+    };
     int it = 0;
     for (int k = first; k < items; k += stride) {
       const int tile = PhaseBlocks ? k : k / Groups;
@@ -408,7 +543,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             const TX *from = source(e, at);
             copyAsync<E * CW>(dst + at * E, from ? from : x, from != nullptr);
           }
-          arriveOnCopies(&full[s]);
+          if constexpr (K16)
+            copyCommit();
+          else
+            arriveOnCopies(&full[s]);
         } else {
           // Halves of odd W: 8 loads in flight a thread, then their stores.
           TX *stage = patch + s * (L.stageBytes() / E);
@@ -426,9 +564,20 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
               if (e0 + 128 * u < Elems)
                 stage[at[u]] = v[u];
           }
-          barrierArrive(&full[s]); // releases the stores
+          if constexpr (!K16)
+            barrierArrive(&full[s]); // releases the stores
+        }
+        // Halves: the stage before this one (its copies landed: at most
+        // this one's group in flight).
+        if (K16 && it > 0) {
+          copyWait<1>();
+          transposeStage(it - 1);
         }
       }
+    }
+    if (K16 && it > 0) {
+      copyWait<0>();
+      transposeStage(it - 1);
     }
     return;
   }
@@ -523,11 +672,15 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         else
           asm volatile("bar.sync 1, 256;" ::: "memory");
       }
-      const TX *P =
-          patch + s * (L.stageBytes() / sizeof(TX)) + tq * L.plane + IW * g;
+      // Halves: this lane's row of the A fragments' 8 x 8 blocks (j = lane
+      // / 8: columns 8 (j % 2) on, channels 8 (j / 2) on), in bytes.
+      const unsigned R = smem(patch) + s * L.stageBytes() +
+                         L.transposedOffset() + lane / 16 * L.pixels * 16 +
+                         IW * (lane / 8 % 2 * 8 + lane % 8) * 16;
       // This phase's taps (each phase unrolled with its offsets known):
-      // step u = 2 t + ks runs tap t on channels 8 ks + tq and + 4 of the
-      // stage; o counts the phase's taps before t.
+      // step u = KS t + ks runs tap t on channels 8 ks + tq and + 4 of the
+      // stage (halves, KS 1: all 16); o counts the phase's taps before t.
+      constexpr int KS = K16 ? 1 : 2;
 #pragma unroll
       for (int ph = 0; ph < Phases; ++ph) {
         if (ph / CP != phase)
@@ -535,80 +688,106 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         const int ch = ph / SW, cw = ph % SW; // rh, rw, known
         int o = 0;
 #pragma unroll
-        for (int u = 0; u < 2 * KT; ++u) {
-          const int t = u / 2, ks = u % 2;
+        for (int u = 0; u < KS * KT; ++u) {
+          const int t = u / KS, ks = u % KS;
           const int kh = t / G::KW, kw = t % G::KW;
           if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch) ||
               !convTapInPhase(Tr, kw, SW, G::PW, G::DW, cw))
             continue;
           const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
           const int dx = convTapShift(Tr, kw, SW, G::PW, G::DW, cw);
-          unsigned a[MB][4];
-#pragma unroll
-          for (int m = 0; m < MB; ++m) {
-            const TX *at = P + ks * 8 * L.plane +
-                           (IH * rowOf(m) + dy - L.dyMin) * L.rowW + dx -
-                           L.left;
-            a[m][0] = __float_as_uint(toFloat(at[0]));
-            a[m][1] = __float_as_uint(toFloat(at[8 * IW]));
-            a[m][2] = __float_as_uint(toFloat(at[4 * L.plane]));
-            a[m][3] = __float_as_uint(toFloat(at[4 * L.plane + 8 * IW]));
-          }
-          // The 8-wide step's place in its 32-channel slice.
-          const int k32 = (chunk * CC % 32) / 8 + ks;
+          // The step's place in its slice (32 bytes of K a step).
+          const int kStep = (chunk * CC % PerSlice) / (K16 ? 16 : 8) + ks;
           const unsigned slice =
-              wBase +
-              ((PhaseBlocks ? o : t) * SPT + chunk * CC / 32) * SliceBytes;
-          const u64 db = descriptor(slice) + 2 * k32;
+              wBase + ((PhaseBlocks ? o : t) * SPT + chunk * CC / PerSlice) *
+                          SliceBytes;
+          const u64 db = descriptor(slice) + 2 * kStep;
           const int buf = Passes == 3 ? o % 2 : CP == 2 ? cw : 0;
-          // Every m64 block's accumulators settled before the fence (ping-
-          // pong's four too: ptxas serialised the wgmmas, warnings C7519
-          // and C7520, where zeros were set after it).
+          // Where m64 block m's fragments start in the patch (elements).
+          auto at = [&](int m) {
+            return (IH * rowOf(m) + dy - L.dyMin) * L.rowW + dx - L.left;
+          };
+          unsigned a[MB][4];
+          if constexpr (K16) {
+            // The m64 blocks in two halves, each a commit group of its
+            // own: a half's fragments are loaded (one ldmatrix a block)
+            // once its products of the step before are done, while the
+            // other half's run. (Fragments for every block twice over,
+            // the step before's and this one's, spilled in ping-pong.)
 #pragma unroll
-          for (int m = 0; m < MB; ++m)
-            pin(acc[buf][m]);
-          if constexpr (Passes == 3) {
-            // x's big and small parts in registers, w's in shared memory:
-            // small*big + big*small + big*big.
-            const u64 dbSmall =
-                descriptor(slice + Kept * SPT * SliceBytes) + 2 * k32;
-            unsigned big[2][4], small[2][4];
+            for (int h = 0; h < 2; ++h) {
+              mmaWait<1>();
 #pragma unroll
-            for (int m = 0; m < 2; ++m) {
-              float4 hi, lo;
-              split(make_float4(
-                        __uint_as_float(a[m][0]), __uint_as_float(a[m][1]),
-                        __uint_as_float(a[m][2]), __uint_as_float(a[m][3])),
-                    hi, lo);
-              big[m][0] = __float_as_uint(hi.x),
-              small[m][0] = __float_as_uint(lo.x);
-              big[m][1] = __float_as_uint(hi.y),
-              small[m][1] = __float_as_uint(lo.y);
-              big[m][2] = __float_as_uint(hi.z),
-              small[m][2] = __float_as_uint(lo.z);
-              big[m][3] = __float_as_uint(hi.w),
-              small[m][3] = __float_as_uint(lo.w);
-            }
-            mmaFence();
+              for (int m = h * MB / 2; m < (h + 1) * MB / 2; ++m) {
+                loadMatrices<false>(a[m], R + at(m) * 16);
+                pin(acc[buf][m]);
+              }
+              mmaFence();
 #pragma unroll
-            for (int m = 0; m < 2; ++m) {
-              convMma<NB>(acc[buf][m], small[m], db);
-              convMma<NB>(acc[buf][m], big[m], dbSmall);
-              convMma<NB>(acc[buf][m], big[m], db);
+              for (int m = h * MB / 2; m < (h + 1) * MB / 2; ++m)
+                convMma16<WgmmaElem<TX>::kind, NB>(acc[buf][m], a[m], db);
+              mmaCommit();
             }
           } else {
-            mmaFence();
+            const TX *P = patch + s * (L.stageBytes() / sizeof(TX)) +
+                          tq * L.plane + IW * g + ks * 8 * L.plane;
+#pragma unroll
+            for (int m = 0; m < MB; ++m) {
+              const TX *f = P + at(m);
+              a[m][0] = __float_as_uint(toFloat(f[0]));
+              a[m][1] = __float_as_uint(toFloat(f[8 * IW]));
+              a[m][2] = __float_as_uint(toFloat(f[4 * L.plane]));
+              a[m][3] = __float_as_uint(toFloat(f[4 * L.plane + 8 * IW]));
+            }
+            // Every m64 block's accumulators settled before the fence
+            // (ping-pong's four too: ptxas serialised the wgmmas, warnings
+            // C7519 and C7520, where zeros were set after it).
 #pragma unroll
             for (int m = 0; m < MB; ++m)
-              convMma<NB>(acc[buf][m], a[m], db);
+              pin(acc[buf][m]);
+            if constexpr (Passes == 3) {
+              // x's big and small parts in registers, w's in shared
+              // memory: small*big + big*small + big*big.
+              const u64 dbSmall =
+                  descriptor(slice + Kept * SPT * SliceBytes) + 2 * kStep;
+              unsigned big[2][4], small[2][4];
+#pragma unroll
+              for (int m = 0; m < 2; ++m) {
+                float4 hi, lo;
+                split(make_float4(
+                          __uint_as_float(a[m][0]), __uint_as_float(a[m][1]),
+                          __uint_as_float(a[m][2]), __uint_as_float(a[m][3])),
+                      hi, lo);
+                big[m][0] = __float_as_uint(hi.x),
+                small[m][0] = __float_as_uint(lo.x);
+                big[m][1] = __float_as_uint(hi.y),
+                small[m][1] = __float_as_uint(lo.y);
+                big[m][2] = __float_as_uint(hi.z),
+                small[m][2] = __float_as_uint(lo.z);
+                big[m][3] = __float_as_uint(hi.w),
+                small[m][3] = __float_as_uint(lo.w);
+              }
+              mmaFence();
+#pragma unroll
+              for (int m = 0; m < 2; ++m) {
+                convMma<NB>(acc[buf][m], small[m], db);
+                convMma<NB>(acc[buf][m], big[m], dbSmall);
+                convMma<NB>(acc[buf][m], big[m], db);
+              }
+            } else {
+              mmaFence();
+#pragma unroll
+              for (int m = 0; m < MB; ++m)
+                convMma<NB>(acc[buf][m], a[m], db);
+            }
+            mmaCommit();
+            mmaWait<1>(); // the step before is done: its fragments are free
+            // 3xTF32: the tap before is done (its last step was the one
+            // before).
+            if (Passes == 3 && ks == 0 && o > 0)
+              promote((o - 1) % 2);
           }
-          mmaCommit();
-          mmaWait<1>(); // the step before is done: its fragments are free
-          // 3xTF32: the tap before is done (its last step was the one
-          // before).
-          if (Passes == 3 && ks == 0 && o > 0)
-            promote((o - 1) % 2);
-          o += ks;
+          o += ks == KS - 1 ? 1 : 0;
         }
         if (Passes == 3 && o > 0) {
           mmaWait<0>();

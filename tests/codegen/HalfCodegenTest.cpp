@@ -224,8 +224,8 @@ TEST(HalfKernels, OtherHalfContractionsAreRefusedAtTheOp) {
       << msg;
 }
 
-// f16 and bf16 convolutions run on Hopper's tensor cores (TF32 products,
-// exact for their values: one pass even at highest), the patch kept in
+// f16 and bf16 convolutions run on Hopper's tensor cores (products in
+// their type, exact: one pass even at highest), the patch kept in
 // their type, and take the elementwise nodes after them, the sums rounded
 // to the dtype first (what PyTorch's gelu reads).
 TEST(HalfKernels, HalfConvolutionsRunOnHopperTensorCores) {
@@ -247,7 +247,7 @@ TEST(HalfKernels, HalfConvolutionsRunOnHopperTensorCores) {
         k.source.find(fmt::format("const kiln::{} *__restrict__ in_x", t)),
         std::string::npos)
         << k.source;
-    EXPECT_NE(k.source.find(fmt::format("TF32 (exact for {})", t)),
+    EXPECT_NE(k.source.find(fmt::format("implicit GEMM on {} tensor cores", t)),
               std::string::npos)
         << k.source;
     EXPECT_NE(k.source.find(", true, 1, 32,"), std::string::npos)

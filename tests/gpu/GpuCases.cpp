@@ -1249,12 +1249,14 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
-  // f16 and bf16 convolutions: the patch kept in halves, TF32 products
-  // (exact for their values) at every precision, y rounded to its dtype
-  // before the epilogue's ops (as PyTorch's). Rows of 30 (4-byte copies),
-  // 32 (16-byte; two groups, a residual), 21 (one value at a time, through
-  // registers; stride 2, NaN) and 14 (at highest), ping-pong, parts of 128,
-  // and an offset. The sums differ from the reference's only in order, so
+  // f16 and bf16 convolutions: the patch kept in halves, products in their
+  // type (exact) at every precision, y rounded to its dtype before the
+  // epilogue's ops (as PyTorch's). Rows of 30 (4-byte copies), 32 (16-byte;
+  // two groups, a residual), 21 (one value at a time, through registers;
+  // stride 2, NaN) and 14 (at highest), ping-pong, parts of 128, and an
+  // offset; conv2d of stride 2, whose patch leaves room for two stages
+  // only, in TF32 products (exact too), with rows of 34 and 33 (through
+  // registers). The sums differ from the reference's only in order, so
   // results differ by an ulp where a rounding boundary falls between them.
   const struct {
     const char *name, *dtype;
@@ -1301,6 +1303,24 @@ std::vector<Case> cases() {
        0,
        0,
        MatmulPrecision::Highest},
+      {"conv_tc_f16_s2_w34",
+       "f16",
+       convChain("x: f32[N, 32, 20, 34]",
+                 "conv2d(x, w, b, stride=2, padding=1)", "64, 32, 3, 3", 64,
+                 "  return y\n"),
+       {{2, 32, 20, 34}},
+       0,
+       0,
+       high},
+      {"conv_tc_bf16_s2_w33_relu_nan",
+       "bf16",
+       convChain("x: f32[N, 32, 31, 33]",
+                 "conv2d(x, w, b, stride=2, padding=1)", "64, 32, 3, 3", 64,
+                 "  a = relu(y)\n  return a\n"),
+       {{2, 32, 31, 33}},
+       0,
+       0.01,
+       high},
       {"conv_tc_f16_s2k4_offset",
        "f16",
        s2k4,

@@ -5,6 +5,8 @@
 
 #include "Templates.h"
 
+#include "kiln/tiling.cuh"
+
 #include <gtest/gtest.h>
 #include <nvrtc.h>
 
@@ -584,18 +586,21 @@ convt_s2_k3_3xtf32(const float *x, const float *w, const float *b, float *y) {
 }
 
 /// The PTX of convolution kernels `source`, which must compile for sm_90a
-/// without spills or waits that ptxas adds between wgmmas (C7519/C7520),
-/// into m64n64k8 and m64n32k8 TF32 wgmmas.
-std::string convPtxOnTensorCores(const char *source, const char *file) {
+/// without spills or waits that ptxas adds between wgmmas (C7513/C7519/
+/// C7520), into each of `wgmmas` (by default m64n64k8 and m64n32k8 TF32).
+std::string convPtxOnTensorCores(const char *source, const char *file,
+                                 std::initializer_list<const char *> wgmmas = {
+                                     "m64n64k8.f32.tf32.tf32",
+                                     "m64n32k8.f32.tf32.tf32"}) {
   Compiled c = compile(source, "sm_90a", file);
   EXPECT_TRUE(c.ok) << c.log;
   EXPECT_EQ(spills(c.log), "") << c.log;
   EXPECT_EQ(c.log.find("C75"), std::string::npos) << c.log;
   const std::string ptx = ptxOf(source, "sm_90a");
-  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"),
-            std::string::npos);
-  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32"),
-            std::string::npos);
+  for (const char *w : wgmmas)
+    EXPECT_NE(ptx.find(std::string("wgmma.mma_async.sync.aligned.") + w),
+              std::string::npos)
+        << w;
   return ptx;
 }
 
@@ -639,12 +644,11 @@ conv_ping_pong_cin16(const float *x, const float *w, const float *b,
   EXPECT_EQ(ptx.find("ld.u32"), std::string::npos);
 }
 
-// f16 and bf16 convolutions (TX: the patch kept in halves, TF32 products):
-// L2_19's conv_transpose2d in ping-pong with the weight's images (16-byte
-// copies), a conv2d of 30-wide rows (4-byte copies), a strided
-// conv_transpose2d of 21-wide rows (one value at a time, through
-// registers). Tensor cores, no spill, no added wait; the fragments read
-// with ld.shared (16 bits each), never through generic loads.
+// f16 and bf16 convolutions (TX: the patch kept in halves, products in
+// their type): L2_19's conv_transpose2d in ping-pong with the weight's
+// images (16-byte copies), a conv2d of 30-wide rows (4-byte copies), a
+// strided conv_transpose2d of 21-wide rows (one value at a time, through
+// registers). Tensor cores, no spill, no added wait.
 TEST(WgmmaConvCompile, Halves) {
   const char *source = R"(
 #include "kiln/half.cuh"
@@ -675,10 +679,58 @@ KERNEL(convt_w21_f16)(const kiln::f16 *x, const kiln::f16 *w, kiln::f16 *y) {
 }
 )";
   const std::string ptx =
-      convPtxOnTensorCores(source, "wgmma_conv_half_test.cu");
-  EXPECT_NE(ptx.find("ld.shared.u16"), std::string::npos);
+      convPtxOnTensorCores(source, "wgmma_conv_half_test.cu",
+                           {"m64n64k16.f32.bf16.bf16", "m64n64k16.f32.f16.f16",
+                            "m64n32k16.f32.f16.f16"});
+  // Each stage transposed once (ldmatrix.trans, stmatrix), the fragments
+  // read by ldmatrix, never through generic loads; no TF32 product.
+  EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("stmatrix.sync.aligned.m8n8.x4.shared.b16"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+            std::string::npos);
+  EXPECT_EQ(ptx.find("tf32"), std::string::npos);
   EXPECT_EQ(ptx.find("ld.u16"), std::string::npos);
   EXPECT_EQ(ptx.find("ld.u32"), std::string::npos);
+}
+
+// A half conv2d of stride 2, whose patch leaves room for two stages only
+// beside a transposed copy, multiplies in TF32 instead (exact for half
+// values; WgmmaConvLayout::k16 false): rows of 34 (4-byte copies) and 33
+// (through registers). Tensor cores, no spill, no transposition.
+TEST(WgmmaConvCompile, HalvesOfLargePatchesInTf32) {
+  static_assert(
+      !kiln::WgmmaConvLayout(false, 3, 3, 2, 2, 1, 1, 1, 1, 32, 64, 1, false, 2)
+           .k16);
+  static_assert(
+      kiln::WgmmaConvLayout(true, 3, 3, 1, 1, 0, 0, 1, 1, 64, 64, 1, false, 2)
+          .k16);
+  const char *source = R"(
+#include "kiln/half.cuh"
+#include "kiln/wgmma_conv.cuh"
+#define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
+template <class T> struct StoreHalf {
+  T *y;
+  __device__ void operator()(kiln::i64 i, float (&v)[1]) const {
+    kiln::storeVec<1>(y + i, v);
+  }
+};
+KERNEL(conv_s2_w34_f16)(const kiln::f16 *x, const kiln::f16 *w,
+                        const kiln::f16 *b, kiln::f16 *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 32, 20, 34, 64, 3, 3, 2, 2, 1, 1>,
+                  true, 1, 64>(x, w, b, StoreHalf<kiln::f16>{y});
+}
+KERNEL(conv_s2_w33_bf16)(const kiln::bf16 *x, const kiln::bf16 *w,
+                         kiln::bf16 *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 32, 31, 33, 32, 3, 3, 2, 2, 1, 1>,
+                  false, 1, 32>(x, w, nullptr, StoreHalf<kiln::bf16>{y});
+}
+)";
+  const std::string ptx =
+      convPtxOnTensorCores(source, "wgmma_conv_half_s2_test.cu");
+  EXPECT_EQ(ptx.find("ldmatrix"), std::string::npos);
+  EXPECT_NE(ptx.find("ld.shared.u16"), std::string::npos);
 }
 
 // The depthwise conv2d (depthwise.cuh) compiles on every arch without
