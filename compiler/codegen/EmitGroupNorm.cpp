@@ -189,7 +189,17 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
   auto affine = [&](const Value *p, const char *var) {
     if (!p)
       return std::string();
-    if (s.hw == 1 && vec > 1)
+    if (sc.get("straddle", 0))
+      // The vector's elements of channel q (b of them), then of the next.
+      store += fmt::format(
+          "    float {0}[{1}];\n    {{ const {2} q = ii / {3};\n"
+          "      const int b = static_cast<int>((q + 1) * {3} - ii);\n"
+          "      const float t0 = {4}, t1 = {5};\n"
+          "      for (int l = 0; l < {1}; ++l) {0}[l] = l < b ? t0 : t1; }}\n",
+          var, vec, idxT, s.hw,
+          loadScalar(p, pl.of(p), fmt::format("q % {}", s.c)),
+          loadScalar(p, pl.of(p), fmt::format("(q + 1) % {}", s.c)));
+    else if (s.hw == 1 && vec > 1)
       store += fmt::format("    float {}[{}];\n    kiln::loadVec<{}>({} + "
                            "{}, {});\n",
                            var, vec, vec, pl.of(p), chan, var);

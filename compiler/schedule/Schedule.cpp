@@ -14,6 +14,13 @@ int64_t Schedule::get(llvm::StringRef name) const {
                            " has no parameter " + name);
 }
 
+int64_t Schedule::get(llvm::StringRef name, int64_t absent) const {
+  for (const ScheduleParam &p : params)
+    if (p.name == name)
+      return p.value;
+  return absent;
+}
+
 void Schedule::set(llvm::StringRef name, int64_t value) {
   for (ScheduleParam &p : params)
     if (p.name == name) {

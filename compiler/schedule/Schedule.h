@@ -53,6 +53,8 @@ struct Schedule {
 
   /// The value of parameter `name`, which must be present.
   int64_t get(llvm::StringRef name) const;
+  /// The value of parameter `name`, or `absent` where it is not set.
+  int64_t get(llvm::StringRef name, int64_t absent) const;
   /// Sets parameter `name`, adding it after the others when absent.
   void set(llvm::StringRef name, int64_t value);
   /// "gnTeam vec=4 teamBlocks=88 ...": the template and its parameters.

@@ -597,6 +597,16 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   bool phaseBlocks = false;
   if (sh * sw > 1 && nb < 32 && widest(true) > nb)
     nb = widest(true), phaseBlocks = true;
+  // Halves: products in their type (k16: twice TF32's rate) in parts down
+  // to 32 channels rather than TF32's in wider ones (3 x 3 32 -> 128: k16's
+  // weight and stages do not fit in parts of 128).
+  for (int narrower = nb / 2;
+       half && !layoutFor(nb, phaseBlocks).k16 && narrower >= 32; narrower /= 2)
+    if (layoutFor(narrower, phaseBlocks).k16 &&
+        layoutFor(narrower, phaseBlocks).sharedBytes() <= t.maxSharedPerBlock) {
+      nb = narrower;
+      break;
+    }
   const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks);
   // TF32 at column stride 2: an item takes both column phases (as the
   // template's CP), stored as pairs where the rows are even.

@@ -203,11 +203,25 @@ llvm::Expected<Schedule> scheduleGroupNorm(const FusionGroup &g,
   // 258 floats then still moves in 16-byte vectors).
   const int maxVec = maxVectorWidth(g);
   int vec = vectorWidth(std::gcd(gs.hw > 1 ? gs.hw : gs.c, gs.slice), maxVec);
-  if (!allOperandsShaped(g, x))
+  // Where every operand has x's shape, only the affine's channel varies
+  // along a slice: a vector may then straddle two channels (hw >= vec), the
+  // affine choosing per element (EmitGroupNorm). L2_19's 258 x 258 planes
+  // (hw % 8 == 4) in bf16: GroupNorm + relu 0.871 ms in 4-wide vectors,
+  // 0.700 over 256 x 256 planes in 8-wide ones (an H200).
+  // (A parameter only where set, so that other plans read as before.)
+  bool straddle = false;
+  if (!allOperandsShaped(g, x)) {
     vec = vectorWidth(std::gcd<int64_t>(vec, x[x.rank() - 1].size), maxVec);
+  } else if (const int wider = vectorWidth(gs.slice, maxVec);
+             gs.hw > 1 && gs.hw >= wider && wider > vec) {
+    vec = wider;
+    straddle = true;
+  }
   Schedule s;
   s.kind = GroupKind::GroupNorm;
   s.set("vec", vec);
+  if (straddle)
+    s.set("straddle", 1);
   // 64-bit index arithmetic only where 32 bits (unsigned) cannot hold it.
   s.set("wide", x.numElements() >= (int64_t(1) << 32));
   if (gs.slice <= kWarpMaxSlice)

@@ -84,11 +84,29 @@ TEST(Schedule, SmallGroupNormSlicesStayInRegisters) {
   EXPECT_EQ(ss[0].get("chunks"), 1);
   EXPECT_EQ(ss[0].get("vec"), 4);
   EXPECT_FALSE(ss[0].launch.cooperative);
-  // An odd spatial size allows no vectors.
+  // An odd spatial size (7 x 9, 2 channels a group): vectors of 2 cross
+  // from one channel into the next, the affine chosen per element.
   auto odd = schedulesOf(groupNorm(16), {{"N", 3}, {"H", 7}, {"W", 9}});
   ASSERT_EQ(odd.size(), 1u);
   EXPECT_EQ(odd[0].kernel, "gnWarp");
-  EXPECT_EQ(odd[0].get("vec"), 1);
+  EXPECT_EQ(odd[0].get("vec"), 2);
+  EXPECT_EQ(odd[0].get("straddle", 0), 1);
+  // Not with an operand broadcast along the channels (its value would
+  // change within a vector): no vectors then.
+  auto bias = schedulesOf("graph g(x: f32[N, 16, H, W]) {\n"
+                          "  param b: f32[16, 1, 1]\n  p = add(x, b)\n"
+                          "  y = group_norm(p, groups=8)\n  return y\n}\n",
+                          {{"N", 3}, {"H", 7}, {"W", 9}});
+  ASSERT_EQ(bias.size(), 1u);
+  EXPECT_EQ(bias[0].get("vec"), 1);
+  EXPECT_EQ(bias[0].get("straddle", 0), 0);
+  // 8-wide f16 vectors across 30 x 30 planes (hw % 8 == 4).
+  auto half = schedulesOf("graph g(x: f16[N, 16, 30, 30]) {\n"
+                          "  y = group_norm(x, groups=4)\n  return y\n}\n",
+                          {{"N", 5}});
+  ASSERT_EQ(half.size(), 1u);
+  EXPECT_EQ(half[0].get("vec"), 8);
+  EXPECT_EQ(half[0].get("straddle", 0), 1);
 }
 
 // A reduction over the innermost dim takes a warp per output (coalesced

@@ -411,6 +411,21 @@ std::vector<Case> cases() {
        0,
        0,
        2e-4});
+  // Vectors of 8 across two channels (hw % 8 == 4: the affine chosen per
+  // element), in registers with a gelu prologue and in a team.
+  cs.push_back(
+      {"half_bf16_gn_straddle_gelu",
+       as(withC(gn("N, 16, 30, 30", 4, "  p = gelu(x)\n", ""), 16), "bf16"),
+       {{5, 16, 30, 30}},
+       0,
+       0,
+       2e-4});
+  cs.push_back({"half_f16_gn_team_straddle",
+                as(withC(gn("N, 64, 66, 66", 8, "", ""), 64), "f16"),
+                {{3, 64, 66, 66}},
+                0,
+                0,
+                5e-5});
   cs.push_back({"half_f16_gn_team_nan",
                 as(withC(gn("N, 20, 10, 11", 2, "", ""), 20), "f16"),
                 {{33, 20, 10, 11}},
