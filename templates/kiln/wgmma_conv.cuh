@@ -178,11 +178,11 @@ __device__ __forceinline__ void convMma(float (&d)[NB / 2],
       KILN_CONV_OUT4(d, 24), KILN_CONV_OUT4(d, 28)
 /// One m64nNk16 product of f16 or bf16 (SHAPE names both), A from registers
 /// (operands %A to %A + 3), B K-major from shared memory (%D), no
-/// transpose.
-#define KILN_CONV_RS16(SHAPE, ACC, OUTS, A, D)                                 \
+/// transpose; the accumulators' operands last (they hold commas).
+#define KILN_CONV_RS16(SHAPE, ACC, A, D, ...)                                  \
   asm volatile("wgmma.mma_async.sync.aligned." SHAPE " {" ACC "}, {%" A        \
                "}, %" D ", 1, 1, 1, 0;\n"                                      \
-               : OUTS                                                          \
+               : __VA_ARGS__                                                   \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB))
 
 /// d (+)= A * B, m64nNBk16 in f16 or bf16 (Kind): A from registers (a0..a3
@@ -193,37 +193,29 @@ template <WgmmaKind Kind, int NB>
 __device__ __forceinline__ void convMma16(float (&d)[NB / 2],
                                           const unsigned (&a)[4], u64 descB) {
   static_assert(Kind == kWgmmaBf16 || Kind == kWgmmaF16, "16-bit operands");
-  constexpr bool B = Kind == kWgmmaBf16;
-  if constexpr (NB == 128 && B)
-    KILN_CONV_RS16("m64n128k16.f32.bf16.bf16", KILN_WGMMA_D64,
-                   KILN_WGMMA_OUT64(d, 0), "64, %65, %66, %67", "68");
-  else if constexpr (NB == 128)
-    KILN_CONV_RS16("m64n128k16.f32.f16.f16", KILN_WGMMA_D64,
-                   KILN_WGMMA_OUT64(d, 0), "64, %65, %66, %67", "68");
-  else if constexpr (NB == 64 && B)
-    KILN_CONV_RS16("m64n64k16.f32.bf16.bf16", KILN_CONV_D32, KILN_CONV_OUT32(d),
-                   "32, %33, %34, %35", "36");
-  else if constexpr (NB == 64)
-    KILN_CONV_RS16("m64n64k16.f32.f16.f16", KILN_CONV_D32, KILN_CONV_OUT32(d),
-                   "32, %33, %34, %35", "36");
-  else if constexpr (NB == 32 && B)
-    KILN_CONV_RS16("m64n32k16.f32.bf16.bf16", KILN_CONV_D16, KILN_CONV_OUT16(d),
-                   "16, %17, %18, %19", "20");
-  else if constexpr (NB == 32)
-    KILN_CONV_RS16("m64n32k16.f32.f16.f16", KILN_CONV_D16, KILN_CONV_OUT16(d),
-                   "16, %17, %18, %19", "20");
-  else if constexpr (NB == 16 && B)
-    KILN_CONV_RS16("m64n16k16.f32.bf16.bf16", KILN_CONV_D8, KILN_CONV_OUT8(d),
-                   "8, %9, %10, %11", "12");
-  else if constexpr (NB == 16)
-    KILN_CONV_RS16("m64n16k16.f32.f16.f16", KILN_CONV_D8, KILN_CONV_OUT8(d),
-                   "8, %9, %10, %11", "12");
-  else if constexpr (B)
-    KILN_CONV_RS16("m64n8k16.f32.bf16.bf16", KILN_CONV_D4, KILN_CONV_OUT4(d, 0),
-                   "4, %5, %6, %7", "8");
-  else
-    KILN_CONV_RS16("m64n8k16.f32.f16.f16", KILN_CONV_D4, KILN_CONV_OUT4(d, 0),
-                   "4, %5, %6, %7", "8");
+  // The bf16 or f16 form of one shape (N: its n, a string).
+#define KILN_CONV_RS16_KIND(N, ACC, A, D, ...)                                 \
+  if constexpr (Kind == kWgmmaBf16)                                            \
+    KILN_CONV_RS16("m64n" N "k16.f32.bf16.bf16", ACC, A, D, __VA_ARGS__);      \
+  else                                                                         \
+    KILN_CONV_RS16("m64n" N "k16.f32.f16.f16", ACC, A, D, __VA_ARGS__)
+  if constexpr (NB == 128) {
+    KILN_CONV_RS16_KIND("128", KILN_WGMMA_D64, "64, %65, %66, %67", "68",
+                        KILN_WGMMA_OUT64(d, 0));
+  } else if constexpr (NB == 64) {
+    KILN_CONV_RS16_KIND("64", KILN_CONV_D32, "32, %33, %34, %35", "36",
+                        KILN_CONV_OUT32(d));
+  } else if constexpr (NB == 32) {
+    KILN_CONV_RS16_KIND("32", KILN_CONV_D16, "16, %17, %18, %19", "20",
+                        KILN_CONV_OUT16(d));
+  } else if constexpr (NB == 16) {
+    KILN_CONV_RS16_KIND("16", KILN_CONV_D8, "8, %9, %10, %11", "12",
+                        KILN_CONV_OUT8(d));
+  } else {
+    KILN_CONV_RS16_KIND("8", KILN_CONV_D4, "4, %5, %6, %7", "8",
+                        KILN_CONV_OUT4(d, 0));
+  }
+#undef KILN_CONV_RS16_KIND
 }
 
 /// Four 8 x 8 blocks of 16-bit values from shared memory: lanes 8 j to 8 j

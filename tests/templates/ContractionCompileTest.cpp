@@ -644,13 +644,9 @@ conv_ping_pong_cin16(const float *x, const float *w, const float *b,
   EXPECT_EQ(ptx.find("ld.u32"), std::string::npos);
 }
 
-// f16 and bf16 convolutions (TX: the patch kept in halves, products in
-// their type): L2_19's conv_transpose2d in ping-pong with the weight's
-// images (16-byte copies), a conv2d of 30-wide rows (4-byte copies), a
-// strided conv_transpose2d of 21-wide rows (one value at a time, through
-// registers). Tensor cores, no spill, no added wait.
-TEST(WgmmaConvCompile, Halves) {
-  const char *source = R"(
+/// The head of the half convolution tests' sources: the templates, and an
+/// epilogue storing y in its type.
+const std::string kHalfConvHead = R"(
 #include "kiln/half.cuh"
 #include "kiln/wgmma_conv.cuh"
 #define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
@@ -660,6 +656,15 @@ template <class T> struct StoreHalf {
     kiln::storeVec<1>(y + i, v);
   }
 };
+)";
+
+// f16 and bf16 convolutions (TX: the patch kept in halves, products in
+// their type): L2_19's conv_transpose2d in ping-pong with the weight's
+// images (16-byte copies), a conv2d of 30-wide rows (4-byte copies), a
+// strided conv_transpose2d of 21-wide rows (one value at a time, through
+// registers). Tensor cores, no spill, no added wait.
+TEST(WgmmaConvCompile, Halves) {
+  const std::string source = kHalfConvHead + R"(
 KERNEL(convt_l2_19_bf16)(const kiln::bf16 *x, const kiln::bf16 *w,
                          const kiln::bf16 *b, kiln::bf16 *y, float *image,
                          unsigned long long *launches, unsigned *flag) {
@@ -679,7 +684,7 @@ KERNEL(convt_w21_f16)(const kiln::f16 *x, const kiln::f16 *w, kiln::f16 *y) {
 }
 )";
   const std::string ptx =
-      convPtxOnTensorCores(source, "wgmma_conv_half_test.cu",
+      convPtxOnTensorCores(source.c_str(), "wgmma_conv_half_test.cu",
                            {"m64n64k16.f32.bf16.bf16", "m64n64k16.f32.f16.f16",
                             "m64n32k16.f32.f16.f16"});
   // Each stage transposed once (ldmatrix.trans, stmatrix), the fragments
@@ -706,16 +711,7 @@ TEST(WgmmaConvCompile, HalvesOfLargePatchesInTf32) {
   static_assert(
       kiln::WgmmaConvLayout(true, 3, 3, 1, 1, 0, 0, 1, 1, 64, 64, 1, false, 2)
           .k16);
-  const char *source = R"(
-#include "kiln/half.cuh"
-#include "kiln/wgmma_conv.cuh"
-#define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
-template <class T> struct StoreHalf {
-  T *y;
-  __device__ void operator()(kiln::i64 i, float (&v)[1]) const {
-    kiln::storeVec<1>(y + i, v);
-  }
-};
+  const std::string source = kHalfConvHead + R"(
 KERNEL(conv_s2_w34_f16)(const kiln::f16 *x, const kiln::f16 *w,
                         const kiln::f16 *b, kiln::f16 *y) {
   kiln::wgmmaConv<kiln::Conv2dParams<2, 32, 20, 34, 64, 3, 3, 2, 2, 1, 1>,
@@ -728,7 +724,7 @@ KERNEL(conv_s2_w33_bf16)(const kiln::bf16 *x, const kiln::bf16 *w,
 }
 )";
   const std::string ptx =
-      convPtxOnTensorCores(source, "wgmma_conv_half_s2_test.cu");
+      convPtxOnTensorCores(source.c_str(), "wgmma_conv_half_s2_test.cu");
   EXPECT_EQ(ptx.find("ldmatrix"), std::string::npos);
   EXPECT_NE(ptx.find("ld.shared.u16"), std::string::npos);
 }
