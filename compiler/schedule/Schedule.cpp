@@ -6,19 +6,25 @@
 
 namespace kiln {
 
-int64_t Schedule::get(llvm::StringRef name) const {
+/// Parameter `name` of `params`, or nullptr.
+static const ScheduleParam *findParam(llvm::ArrayRef<ScheduleParam> params,
+                                      llvm::StringRef name) {
   for (const ScheduleParam &p : params)
     if (p.name == name)
-      return p.value;
+      return &p;
+  return nullptr;
+}
+
+int64_t Schedule::get(llvm::StringRef name) const {
+  if (const ScheduleParam *p = findParam(params, name))
+    return p->value;
   llvm::report_fatal_error(llvm::Twine("schedule of ") + kernel +
                            " has no parameter " + name);
 }
 
 int64_t Schedule::get(llvm::StringRef name, int64_t absent) const {
-  for (const ScheduleParam &p : params)
-    if (p.name == name)
-      return p.value;
-  return absent;
+  const ScheduleParam *p = findParam(params, name);
+  return p ? p->value : absent;
 }
 
 void Schedule::set(llvm::StringRef name, int64_t value) {

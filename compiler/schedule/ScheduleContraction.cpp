@@ -602,8 +602,8 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // weight and stages do not fit in parts of 128).
   for (int narrower = nb / 2;
        half && !layoutFor(nb, phaseBlocks).k16 && narrower >= 32; narrower /= 2)
-    if (layoutFor(narrower, phaseBlocks).k16 &&
-        layoutFor(narrower, phaseBlocks).sharedBytes() <= t.maxSharedPerBlock) {
+    if (const WgmmaConvLayout l = layoutFor(narrower, phaseBlocks);
+        l.k16 && l.sharedBytes() <= t.maxSharedPerBlock) {
       nb = narrower;
       break;
     }

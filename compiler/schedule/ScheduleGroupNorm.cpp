@@ -206,8 +206,9 @@ llvm::Expected<Schedule> scheduleGroupNorm(const FusionGroup &g,
   // Where every operand has x's shape, only the affine's channel varies
   // along a slice: a vector may then straddle two channels (hw >= vec), the
   // affine choosing per element (EmitGroupNorm). L2_19's 258 x 258 planes
-  // (hw % 8 == 4) in bf16: GroupNorm + relu 0.871 ms in 4-wide vectors,
-  // 0.700 over 256 x 256 planes in 8-wide ones (an H200).
+  // (hw % 8 == 4) in bf16, GroupNorm + relu on an H200: 0.859 ms in 4-wide
+  // vectors, 0.841 in 8-wide ones (256 x 256 planes, 8-wide anyway: 0.700;
+  // bench/NOTES.md v28).
   // (A parameter only where set, so that other plans read as before.)
   bool straddle = false;
   if (!allOperandsShaped(g, x)) {
