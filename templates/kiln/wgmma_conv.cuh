@@ -50,9 +50,12 @@
 // consumers) each multiply 8 rows of the tile: their A operand comes from
 // registers (wgmma's RS form), each thread loading its fragments from the
 // patch with one shared-memory load per value (channel planes apart so
-// that a warp's loads meet no bank conflict: WgmmaConvLayout); k16 halves
-// instead have the producer transpose each stage once it has landed (8 x 8
-// blocks: ldmatrix.trans, stmatrix; a pixel's 8 channels in 16 bytes) and
+// that a warp's loads meet no bank conflict: WgmmaConvLayout; a warp's m64
+// blocks are neighbouring rows, so that at input row stride 1 the row taps
+// of a column tap share their fragments, each patch row loaded once a step:
+// shared memory bounds these kernels, and that halves L2_19's loads); k16
+// halves instead have the producer transpose each stage once it has landed (8 x
+// 8 blocks: ldmatrix.trans, stmatrix; a pixel's 8 channels in 16 bytes) and
 // load a block's fragments with one ldmatrix. A tap's fragments are the
 // patch shifted by its offsets, so no im2col copy exists.
 // Persistent: block b runs work items (tile, group of phases) b / parts, +
@@ -72,10 +75,10 @@
 // at most; 128 not with both column phases of a tile, whose two
 // accumulator buffers would not fit the registers), 16-byte aligned x, the
 // weight part and the ring within shared memory
-// (WgmmaConvLayout::sharedBytes()). H100, L2_19's [128, 64,
-// 256, 256] conv_transpose2d (ping-pong): 3.2-3.5 ms, about 190 TFLOP/s
-// (cuDNN's TF32 kernel on NHWC: 2.5 ms on an H200; PyTorch's NCHW call:
-// 6.7 ms); in f16 on an H200, k16: 2.0 ms.
+// (WgmmaConvLayout::sharedBytes()). H200, L2_19's [128, 64,
+// 256, 256] conv_transpose2d (ping-pong): 2.8-2.9 ms, about 220 TFLOP/s
+// (cuDNN's TF32 kernel on NHWC: 2.5 ms; PyTorch's NCHW call: 6.7 ms on an
+// H100); in f16, k16: 2.0 ms.
 //
 // Launch: block 384 (kWgmmaThreads), grid up to wgmmaConvItems(...) x
 // parts (one block per SM, a multiple of the parts), dynamic shared memory
@@ -365,6 +368,14 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     }
   }
   const int rh = phase / SW, rw = phase % SW; // PhaseBlocks' phase
+  // TF32 at input row stride 1: the row taps of a column tap share
+  // fragments (below), two steps' in flight, so the consumers take 216
+  // registers and the producer 72 (128 x 72 + 256 x 216 = 64 Ki). (k16
+  // needed 232 and left the producer spilling; conv2d's stride 2, 9 rows for
+  // 12 products, would serialise its wgmmas.)
+  constexpr bool RowReuse = !K16 && Passes == 1 && IH == 1;
+  constexpr int ProducerRegs = RowReuse ? 72 : 96;
+  constexpr int ConsumerRegs = RowReuse ? 216 : 200;
   extern __shared__ unsigned char wgmmaShared[];
   __shared__ u64 full[S], empty[S];
   unsigned char *base = alignedShared(wgmmaShared);
@@ -461,7 +472,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     // outside the image and past Cin.
     // (The producer spilled on 72 with 3xTF32's code; 96 + 200 fits the
     // SM's registers: 128 x 96 + 256 x 200 < 64 Ki.)
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 96;");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(ProducerRegs));
     const int p = threadIdx.x;
     constexpr int E = sizeof(TX);
     constexpr int CW = W % (16 / E) == 0  ? 16 / E
@@ -573,14 +584,18 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     }
     return;
   }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 200;");
-  // A consumer: pixel rows 8c + 4b + q of the tile (m64 block b = 0, 1),
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(ConsumerRegs));
+  // A consumer: pixel rows 8c + 2q + b of the tile (m64 block b = 0, 1),
   // columns g and g + 8 (fragment rows g, g + 8 of warp q); channels
   // 8j + 2tq + e of acc[b][4j + 2h + e].
   const int c = role - 1, lane = threadIdx.x % 32, q = threadIdx.x / 32 % 4;
   const int g = lane / 4, tq = lane % 4;
-  // The tile row of this thread's m64 block m (PingPong: all 16 rows).
-  auto rowOf = [&](int m) { return PingPong ? 4 * m + q : 8 * c + 4 * m + q; };
+  // The tile row of this thread's m64 block m (PingPong: all 16 rows, 4q +
+  // m). A warp's blocks are neighbouring rows, so that the row taps of one
+  // column tap share fragments (block m at row shift dy + 1 reads block m +
+  // 1's at dy).
+  const int rowBase = PingPong ? 4 * q : 8 * c + 2 * q;
+  auto rowOf = [&](int m) { return rowBase + m; };
   const unsigned wBase = smem(base);
   // The bias of this thread's channels, kept in registers up to 64 channels
   // (128 and ping-pong: read in the epilogue, beside the accumulators; kept,
@@ -679,107 +694,186 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
           continue;
         const int ch = ph / SW, cw = ph % SW; // rh, rw, known
         int o = 0;
+        if constexpr (RowReuse) {
+          // TF32 (input rows unstrided): a column tap's steps (kw, ks) run
+          // its row taps together, on fragments loaded once: block m at row
+          // tap kh reads the patch row m + dy(kh) - dyMin past its warp's
+          // first (PingPong's 4 blocks and 3 row taps: 6 rows of fragments
+          // for 12 products; shared memory bounds these kernels, v29).
+          constexpr int Rows = MB + L.dyMax - L.dyMin;
+          const TX *P = patch + s * (L.stageBytes() / sizeof(TX)) +
+                        tq * L.plane + IW * g + rowBase * L.rowW - L.left;
 #pragma unroll
-        for (int u = 0; u < KS * KT; ++u) {
-          const int t = u / KS, ks = u % KS;
-          const int kh = t / G::KW, kw = t % G::KW;
-          if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch) ||
-              !convTapInPhase(Tr, kw, SW, G::PW, G::DW, cw))
-            continue;
-          const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
-          const int dx = convTapShift(Tr, kw, SW, G::PW, G::DW, cw);
-          // The step's place in its slice (32 bytes of K a step).
-          const int kStep = (chunk * CC % PerSlice) / (K16 ? 16 : 8) + ks;
-          const unsigned slice =
-              wBase + ((PhaseBlocks ? o : t) * SPT + chunk * CC / PerSlice) *
-                          SliceBytes;
-          const u64 db = descriptor(slice) + 2 * kStep;
-          const int buf = Passes == 3 ? o % 2 : CP == 2 ? cw : 0;
-          // Where m64 block m's fragments start in the patch (elements).
-          auto at = [&](int m) {
-            return (IH * rowOf(m) + dy - L.dyMin) * L.rowW + dx - L.left;
-          };
-          unsigned a[MB][4];
-          if constexpr (K16) {
-            // The m64 blocks in two halves, each a commit group of its
-            // own: a half's fragments are loaded (one ldmatrix a block)
-            // once its products of the step before are done, while the
-            // other half's run. (Fragments for every block twice over,
-            // the step before's and this one's, spilled in ping-pong.)
+          for (int step = 0; step < KS * G::KW; ++step) {
+            const int kw = step / KS, ks = step % KS;
+            if (!convTapInPhase(Tr, kw, SW, G::PW, G::DW, cw))
+              continue;
+            const int dx = convTapShift(Tr, kw, SW, G::PW, G::DW, cw);
+            // Whether a row tap of this phase reads fragment row r.
+            auto needed = [&](int r) {
+              bool any = false;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              mmaWait<1>();
+              for (int kh = 0; kh < G::KH; ++kh)
+                if (convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch)) {
+                  const int m =
+                      r - convTapShift(Tr, kh, SH, G::PH, G::DH, ch) + L.dyMin;
+                  any = any || (m >= 0 && m < MB);
+                }
+              return any;
+            };
+            unsigned a[Rows][4];
 #pragma unroll
-              for (int m = h * MB / 2; m < (h + 1) * MB / 2; ++m) {
-                loadMatrices<false>(a[m], R + at(m) * 16);
-                pin(acc[buf][m]);
+            for (int r = 0; r < Rows; ++r)
+              if (needed(r)) {
+                const TX *f = P + ks * 8 * L.plane + r * L.rowW + dx;
+                a[r][0] = __float_as_uint(toFloat(f[0]));
+                a[r][1] = __float_as_uint(toFloat(f[8 * IW]));
+                a[r][2] = __float_as_uint(toFloat(f[4 * L.plane]));
+                a[r][3] = __float_as_uint(toFloat(f[4 * L.plane + 8 * IW]));
               }
-              mmaFence();
-#pragma unroll
-              for (int m = h * MB / 2; m < (h + 1) * MB / 2; ++m)
-                convMma16<WgmmaElem<TX>::kind, NB>(acc[buf][m], a[m], db);
-              mmaCommit();
-            }
-          } else {
-            const TX *P = patch + s * (L.stageBytes() / sizeof(TX)) +
-                          tq * L.plane + IW * g + ks * 8 * L.plane;
-#pragma unroll
-            for (int m = 0; m < MB; ++m) {
-              const TX *f = P + at(m);
-              a[m][0] = __float_as_uint(toFloat(f[0]));
-              a[m][1] = __float_as_uint(toFloat(f[8 * IW]));
-              a[m][2] = __float_as_uint(toFloat(f[4 * L.plane]));
-              a[m][3] = __float_as_uint(toFloat(f[4 * L.plane + 8 * IW]));
-            }
-            // Every m64 block's accumulators settled before the fence
-            // (ping-pong's four too: ptxas serialised the wgmmas, warnings
-            // C7519 and C7520, where zeros were set after it).
+              // Every m64 block's accumulators settled before the fence
+              // (ptxas serialised the wgmmas, warnings C7519 and C7520, where
+              // zeros were set after it).
 #pragma unroll
             for (int m = 0; m < MB; ++m)
-              pin(acc[buf][m]);
-            if constexpr (Passes == 3) {
-              // x's big and small parts in registers, w's in shared
-              // memory: small*big + big*small + big*big.
-              const u64 dbSmall =
-                  descriptor(slice + Kept * SPT * SliceBytes) + 2 * kStep;
-              unsigned big[2][4], small[2][4];
+              pin(acc[CP == 2 ? cw : 0][m]);
+            mmaFence();
 #pragma unroll
-              for (int m = 0; m < 2; ++m) {
-                float4 hi, lo;
-                split(make_float4(
-                          __uint_as_float(a[m][0]), __uint_as_float(a[m][1]),
-                          __uint_as_float(a[m][2]), __uint_as_float(a[m][3])),
-                      hi, lo);
-                big[m][0] = __float_as_uint(hi.x),
-                small[m][0] = __float_as_uint(lo.x);
-                big[m][1] = __float_as_uint(hi.y),
-                small[m][1] = __float_as_uint(lo.y);
-                big[m][2] = __float_as_uint(hi.z),
-                small[m][2] = __float_as_uint(lo.z);
-                big[m][3] = __float_as_uint(hi.w),
-                small[m][3] = __float_as_uint(lo.w);
-              }
-              mmaFence();
+            for (int kh = 0; kh < G::KH; ++kh) {
+              if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch))
+                continue;
+              const int t = kh * G::KW + kw;
+              // PhaseBlocks: the tap's place among its phase's.
+              int o = 0;
 #pragma unroll
-              for (int m = 0; m < 2; ++m) {
-                convMma<NB>(acc[buf][m], small[m], db);
-                convMma<NB>(acc[buf][m], big[m], dbSmall);
-                convMma<NB>(acc[buf][m], big[m], db);
-              }
-            } else {
-              mmaFence();
+              for (int t0 = 0; t0 < t; ++t0)
+                o +=
+                    convTapInPhase(Tr, t0 / G::KW, SH, G::PH, G::DH, ch) &&
+                            convTapInPhase(Tr, t0 % G::KW, SW, G::PW, G::DW, cw)
+                        ? 1
+                        : 0;
+              const int kStep = (chunk * CC % PerSlice) / 8 + ks;
+              const u64 db = descriptor(wBase + ((PhaseBlocks ? o : t) * SPT +
+                                                 chunk * CC / PerSlice) *
+                                                    SliceBytes) +
+                             2 * kStep;
+              const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
 #pragma unroll
               for (int m = 0; m < MB; ++m)
-                convMma<NB>(acc[buf][m], a[m], db);
+                convMma<NB>(acc[CP == 2 ? cw : 0][m], a[m + dy - L.dyMin], db);
             }
             mmaCommit();
             mmaWait<1>(); // the step before is done: its fragments are free
-            // 3xTF32: the tap before is done (its last step was the one
-            // before).
-            if (Passes == 3 && ks == 0 && o > 0)
-              promote((o - 1) % 2);
           }
-          o += ks == KS - 1 ? 1 : 0;
+          // PhaseBlocks: the phase is known only at run time, so ptxas keeps
+          // every phase's fragments apart while products are in flight
+          // (C7512, serialised wgmmas); none crosses from one stage to the
+          // next.
+          if constexpr (PhaseBlocks)
+            mmaWait<0>();
+        } else {
+#pragma unroll
+          for (int u = 0; u < KS * KT; ++u) {
+            const int t = u / KS, ks = u % KS;
+            const int kh = t / G::KW, kw = t % G::KW;
+            if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch) ||
+                !convTapInPhase(Tr, kw, SW, G::PW, G::DW, cw))
+              continue;
+            const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
+            const int dx = convTapShift(Tr, kw, SW, G::PW, G::DW, cw);
+            // The step's place in its slice (32 bytes of K a step).
+            const int kStep = (chunk * CC % PerSlice) / (K16 ? 16 : 8) + ks;
+            const unsigned slice =
+                wBase + ((PhaseBlocks ? o : t) * SPT + chunk * CC / PerSlice) *
+                            SliceBytes;
+            const u64 db = descriptor(slice) + 2 * kStep;
+            const int buf = Passes == 3 ? o % 2 : CP == 2 ? cw : 0;
+            // Where m64 block m's fragments start in the patch (elements).
+            auto at = [&](int m) {
+              return (IH * rowOf(m) + dy - L.dyMin) * L.rowW + dx - L.left;
+            };
+            unsigned a[MB][4];
+            if constexpr (K16) {
+              // The m64 blocks in two halves, each a commit group of its
+              // own: a half's fragments are loaded (one ldmatrix a block)
+              // once its products of the step before are done, while the
+              // other half's run. (Fragments for every block twice over,
+              // the step before's and this one's, spilled in ping-pong.)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                mmaWait<1>();
+#pragma unroll
+                for (int m = h * MB / 2; m < (h + 1) * MB / 2; ++m) {
+                  loadMatrices<false>(a[m], R + at(m) * 16);
+                  pin(acc[buf][m]);
+                }
+                mmaFence();
+#pragma unroll
+                for (int m = h * MB / 2; m < (h + 1) * MB / 2; ++m)
+                  convMma16<WgmmaElem<TX>::kind, NB>(acc[buf][m], a[m], db);
+                mmaCommit();
+              }
+            } else {
+              const TX *P = patch + s * (L.stageBytes() / sizeof(TX)) +
+                            tq * L.plane + IW * g + ks * 8 * L.plane;
+#pragma unroll
+              for (int m = 0; m < MB; ++m) {
+                const TX *f = P + at(m);
+                a[m][0] = __float_as_uint(toFloat(f[0]));
+                a[m][1] = __float_as_uint(toFloat(f[8 * IW]));
+                a[m][2] = __float_as_uint(toFloat(f[4 * L.plane]));
+                a[m][3] = __float_as_uint(toFloat(f[4 * L.plane + 8 * IW]));
+              }
+              // Every m64 block's accumulators settled before the fence
+              // (ping-pong's four too: ptxas serialised the wgmmas, warnings
+              // C7519 and C7520, where zeros were set after it).
+#pragma unroll
+              for (int m = 0; m < MB; ++m)
+                pin(acc[buf][m]);
+              if constexpr (Passes == 3) {
+                // x's big and small parts in registers, w's in shared
+                // memory: small*big + big*small + big*big.
+                const u64 dbSmall =
+                    descriptor(slice + Kept * SPT * SliceBytes) + 2 * kStep;
+                unsigned big[2][4], small[2][4];
+#pragma unroll
+                for (int m = 0; m < 2; ++m) {
+                  float4 hi, lo;
+                  split(make_float4(
+                            __uint_as_float(a[m][0]), __uint_as_float(a[m][1]),
+                            __uint_as_float(a[m][2]), __uint_as_float(a[m][3])),
+                        hi, lo);
+                  big[m][0] = __float_as_uint(hi.x),
+                  small[m][0] = __float_as_uint(lo.x);
+                  big[m][1] = __float_as_uint(hi.y),
+                  small[m][1] = __float_as_uint(lo.y);
+                  big[m][2] = __float_as_uint(hi.z),
+                  small[m][2] = __float_as_uint(lo.z);
+                  big[m][3] = __float_as_uint(hi.w),
+                  small[m][3] = __float_as_uint(lo.w);
+                }
+                mmaFence();
+#pragma unroll
+                for (int m = 0; m < 2; ++m) {
+                  convMma<NB>(acc[buf][m], small[m], db);
+                  convMma<NB>(acc[buf][m], big[m], dbSmall);
+                  convMma<NB>(acc[buf][m], big[m], db);
+                }
+              } else {
+                mmaFence();
+#pragma unroll
+                for (int m = 0; m < MB; ++m)
+                  convMma<NB>(acc[buf][m], a[m], db);
+              }
+              mmaCommit();
+              mmaWait<1>(); // the step before is done: its fragments are free
+              // 3xTF32: the tap before is done (its last step was the one
+              // before).
+              if (Passes == 3 && ks == 0 && o > 0)
+                promote((o - 1) % 2);
+            }
+            o += ks == KS - 1 ? 1 : 0;
+          }
         }
         if (Passes == 3 && o > 0) {
           mmaWait<0>();

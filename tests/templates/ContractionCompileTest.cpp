@@ -644,6 +644,59 @@ conv_ping_pong_cin16(const float *x, const float *w, const float *b,
   EXPECT_EQ(ptx.find("ld.u32"), std::string::npos);
 }
 
+/// How often `what` occurs in `text`.
+size_t occurrences(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + what.size()))
+    ++n;
+  return n;
+}
+
+// TF32 at input row stride 1: a column tap's row taps share fragments, each
+// patch row loaded once a step (4 values a thread) however many m64 blocks
+// and taps read it. A stage of 16 channels is 3 column taps x 2 steps of 8
+// channels; L2_19's ping-pong consumer (4 blocks, 3 row taps) loads 6 rows a
+// step, 144 values (288 if each tap loaded its own); a conv2d of two blocks
+// a consumer 4 rows, 96 (not 144); by phase (kernel 4, stride 2: 2 x 2 taps
+// a phase, 4 phases unrolled, ping-pong) 5 rows, 320 (not 512). No spill
+// and no wait added between wgmmas: by phase, none of a stage's products
+// stays in flight past it (it did, C7512).
+TEST(WgmmaConvCompile, RowTapsShareFragments) {
+  const char *head = R"(
+#include "kiln/wgmma_conv.cuh"
+#define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
+)";
+  const std::string pingPong = std::string(head) + R"(
+KERNEL(convt_l2_19)(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>,
+                  true, 1, 64, false, 1, false, true>(x, w, b,
+                                                       kiln::ConvStore{y});
+}
+)";
+  const std::string twoBlocks = std::string(head) + R"(
+KERNEL(conv_two_blocks)(const float *x, const float *w, float *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 32, 37, 44, 64, 3, 3, 1, 1, 1, 1>,
+                  false, 1, 64>(x, w, nullptr, kiln::ConvStore{y});
+}
+)";
+  const std::string byPhase = std::string(head) + R"(
+KERNEL(convt_by_phase)(const float *x, const float *w, float *y) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 128, 33, 36, 64, 4, 4, 2, 2,
+                                              1, 1>,
+                  false, 1, 64, true, 1, false, true>(x, w, nullptr,
+                                                      kiln::ConvStore{y});
+}
+)";
+  const std::pair<const std::string *, size_t> cases[] = {
+      {&pingPong, 144}, {&twoBlocks, 96}, {&byPhase, 320}};
+  for (const auto &[source, loads] : cases) {
+    const std::string ptx = convPtxOnTensorCores(
+        source->c_str(), "wgmma_conv_rows_test.cu", {"m64n64k8.f32.tf32.tf32"});
+    EXPECT_EQ(occurrences(ptx, "ld.shared.u32"), loads) << *source;
+  }
+}
+
 /// The head of the half convolution tests' sources: the templates, and an
 /// epilogue storing y in its type.
 const std::string kHalfConvHead = R"(
