@@ -54,10 +54,11 @@
 // blocks are neighbouring rows, so that at input row stride 1 the row taps
 // of a column tap share their fragments, each patch row loaded once a step:
 // shared memory bounds these kernels, and that halves L2_19's loads); k16
-// halves instead have the producer transpose each stage once it has landed (8 x
-// 8 blocks: ldmatrix.trans, stmatrix; a pixel's 8 channels in 16 bytes) and
-// load a block's fragments with one ldmatrix. A tap's fragments are the
-// patch shifted by its offsets, so no im2col copy exists.
+// halves instead have the producer transpose each stage once it has landed
+// (8 x 8 blocks: ldmatrix.trans, stmatrix; a pixel's 8 channels in 16
+// bytes) and load a block's fragments with one ldmatrix (shared by the row
+// taps too in ping-pong conv2d). A tap's fragments are the patch shifted
+// by its offsets, so no im2col copy exists.
 // Persistent: block b runs work items (tile, group of phases) b / parts, +
 // gridDim.x / parts, ..., the groups of a tile consecutive (their stores
 // interleave in L2). A group is one phase, or at TF32 and column stride 2 both
@@ -368,14 +369,17 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     }
   }
   const int rh = phase / SW, rw = phase % SW; // PhaseBlocks' phase
-  // TF32 at input row stride 1: the row taps of a column tap share
-  // fragments (below), two steps' in flight, so the consumers take 216
-  // registers and the producer 72 (128 x 72 + 256 x 216 = 64 Ki). (k16
-  // needed 232 and left the producer spilling; conv2d's stride 2, 9 rows for
-  // 12 products, would serialise its wgmmas.)
-  constexpr bool RowReuse = !K16 && Passes == 1 && IH == 1;
-  constexpr int ProducerRegs = RowReuse ? 72 : 96;
-  constexpr int ConsumerRegs = RowReuse ? 216 : 200;
+  // At input row stride 1 the row taps of a column tap share fragments
+  // (below). TF32 keeps two steps' rows in flight: its consumers take 216
+  // registers and the producer 72 (128 x 72 + 256 x 216 = 64 Ki). k16, in
+  // ping-pong conv2d only, two halves' (by m64 block): 208 and 80 (its
+  // producer's transposes spilled at 72); its conv_transpose2d (L2_19) ran
+  // 12-18% slower so, for reasons not found (bench/NOTES.md v29). conv2d's
+  // stride 2 (9 rows for 12 products) would serialise TF32's wgmmas.
+  constexpr bool RowReuse =
+      Passes == 1 && IH == 1 && (!K16 || (PingPong && !Tr));
+  constexpr int ProducerRegs = !RowReuse ? 96 : K16 ? 80 : 72;
+  constexpr int ConsumerRegs = !RowReuse ? 200 : K16 ? 208 : 216;
   extern __shared__ unsigned char wgmmaShared[];
   __shared__ u64 full[S], empty[S];
   unsigned char *base = alignedShared(wgmmaShared);
@@ -709,41 +713,21 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             if (!convTapInPhase(Tr, kw, SW, G::PW, G::DW, cw))
               continue;
             const int dx = convTapShift(Tr, kw, SW, G::PW, G::DW, cw);
-            // Whether a row tap of this phase reads fragment row r.
-            auto needed = [&](int r) {
+            // Whether a row tap of this phase reads fragment row r into an
+            // m64 block of m0 to m1 - 1.
+            auto needed = [&](int r, int m0, int m1) {
               bool any = false;
 #pragma unroll
               for (int kh = 0; kh < G::KH; ++kh)
                 if (convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch)) {
                   const int m =
                       r - convTapShift(Tr, kh, SH, G::PH, G::DH, ch) + L.dyMin;
-                  any = any || (m >= 0 && m < MB);
+                  any = any || (m >= m0 && m < m1);
                 }
               return any;
             };
-            unsigned a[Rows][4];
-#pragma unroll
-            for (int r = 0; r < Rows; ++r)
-              if (needed(r)) {
-                const TX *f = P + ks * 8 * L.plane + r * L.rowW + dx;
-                a[r][0] = __float_as_uint(toFloat(f[0]));
-                a[r][1] = __float_as_uint(toFloat(f[8 * IW]));
-                a[r][2] = __float_as_uint(toFloat(f[4 * L.plane]));
-                a[r][3] = __float_as_uint(toFloat(f[4 * L.plane + 8 * IW]));
-              }
-              // Every m64 block's accumulators settled before the fence
-              // (ptxas serialised the wgmmas, warnings C7519 and C7520, where
-              // zeros were set after it).
-#pragma unroll
-            for (int m = 0; m < MB; ++m)
-              pin(acc[CP == 2 ? cw : 0][m]);
-            mmaFence();
-#pragma unroll
-            for (int kh = 0; kh < G::KH; ++kh) {
-              if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch))
-                continue;
-              const int t = kh * G::KW + kw;
-              // PhaseBlocks: the tap's place among its phase's.
+            // PhaseBlocks: tap t's place among its phase's.
+            auto ordinal = [&](int t) {
               int o = 0;
 #pragma unroll
               for (int t0 = 0; t0 < t; ++t0)
@@ -752,18 +736,85 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                             convTapInPhase(Tr, t0 % G::KW, SW, G::PW, G::DW, cw)
                         ? 1
                         : 0;
-              const int kStep = (chunk * CC % PerSlice) / 8 + ks;
-              const u64 db = descriptor(wBase + ((PhaseBlocks ? o : t) * SPT +
-                                                 chunk * CC / PerSlice) *
-                                                    SliceBytes) +
-                             2 * kStep;
-              const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
+              return o;
+            };
+            if constexpr (K16) {
+              // k16 (ping-pong): the m64 blocks in two halves, each a commit
+              // group of its own over all the step's row taps (blocks 0-1
+              // read rows 0-3, 2-3 rows 2-5 for L2_19: 8 loads for 12
+              // products); a half's rows loaded once its products of the
+              // step before are done, while the other half's run.
+              unsigned a[2][Rows][4];
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const int m0 = h * MB / 2, m1 = (h + 1) * MB / 2;
+                mmaWait<1>();
+#pragma unroll
+                for (int r = 0; r < Rows; ++r)
+                  if (needed(r, m0, m1))
+                    loadMatrices<false>(
+                        a[h][r],
+                        R + ((rowBase + r) * L.rowW + dx - L.left) * 16);
+#pragma unroll
+                for (int m = m0; m < m1; ++m)
+                  pin(acc[0][m]);
+                mmaFence();
+#pragma unroll
+                for (int kh = 0; kh < G::KH; ++kh) {
+                  if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch))
+                    continue;
+                  const int t = kh * G::KW + kw;
+                  const u64 db =
+                      descriptor(wBase + ((PhaseBlocks ? ordinal(t) : t) * SPT +
+                                          chunk * CC / PerSlice) *
+                                             SliceBytes) +
+                      2 * ((chunk * CC % PerSlice) / 16);
+                  const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
+#pragma unroll
+                  for (int m = m0; m < m1; ++m)
+                    convMma16<WgmmaElem<TX>::kind, NB>(
+                        acc[0][m], a[h][m + dy - L.dyMin], db);
+                }
+                mmaCommit();
+              }
+            } else {
+              unsigned a[Rows][4];
+#pragma unroll
+              for (int r = 0; r < Rows; ++r)
+                if (needed(r, 0, MB)) {
+                  const TX *f = P + ks * 8 * L.plane + r * L.rowW + dx;
+                  a[r][0] = __float_as_uint(toFloat(f[0]));
+                  a[r][1] = __float_as_uint(toFloat(f[8 * IW]));
+                  a[r][2] = __float_as_uint(toFloat(f[4 * L.plane]));
+                  a[r][3] = __float_as_uint(toFloat(f[4 * L.plane + 8 * IW]));
+                }
+                // Every m64 block's accumulators settled before the fence
+                // (ptxas serialised the wgmmas, warnings C7519 and C7520, where
+                // zeros were set after it).
 #pragma unroll
               for (int m = 0; m < MB; ++m)
-                convMma<NB>(acc[CP == 2 ? cw : 0][m], a[m + dy - L.dyMin], db);
+                pin(acc[CP == 2 ? cw : 0][m]);
+              mmaFence();
+#pragma unroll
+              for (int kh = 0; kh < G::KH; ++kh) {
+                if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch))
+                  continue;
+                const int t = kh * G::KW + kw;
+                const int kStep = (chunk * CC % PerSlice) / 8 + ks;
+                const u64 db =
+                    descriptor(wBase + ((PhaseBlocks ? ordinal(t) : t) * SPT +
+                                        chunk * CC / PerSlice) *
+                                           SliceBytes) +
+                    2 * kStep;
+                const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
+#pragma unroll
+                for (int m = 0; m < MB; ++m)
+                  convMma<NB>(acc[CP == 2 ? cw : 0][m], a[m + dy - L.dyMin],
+                              db);
+              }
+              mmaCommit();
+              mmaWait<1>(); // the step before is done: its fragments are free
             }
-            mmaCommit();
-            mmaWait<1>(); // the step before is done: its fragments are free
           }
           // PhaseBlocks: the phase is known only at run time, so ptxas keeps
           // every phase's fragments apart while products are in flight

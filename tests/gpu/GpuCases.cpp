@@ -1268,7 +1268,8 @@ std::vector<Case> cases() {
   // type (exact) at every precision, y rounded to its dtype before the
   // epilogue's ops (as PyTorch's). Rows of 30 (4-byte copies), 32 (16-byte;
   // two groups, a residual), 21 (one value at a time, through registers;
-  // stride 2, NaN) and 14 (at highest), ping-pong, parts of 128, and an
+  // stride 2, NaN) and 14 (at highest), ping-pong (L2_19's
+  // conv_transpose2d, more tiles than blocks), parts of 128, and an
   // offset; conv2d of stride 2, whose patch leaves room for two stages
   // only, in TF32 products (exact too), with rows of 34 and 33 (through
   // registers). The sums differ from the reference's only in order, so
@@ -1301,6 +1302,14 @@ std::vector<Case> cases() {
        "f16",
        w21,
        {{2, 32, 13, 21}},
+       0,
+       0.01,
+       high},
+      {"conv_tc_f16_transposed_ping_pong_nan",
+       "f16",
+       convChain("x: f32[N, 64, 44, 61]", "conv_transpose2d(x, w, b)",
+                 "64, 64, 3, 3", 64, "  a = gelu(y)\n  return a\n"),
+       {{12, 64, 44, 61}},
        0,
        0.01,
        high},

@@ -753,6 +753,41 @@ KERNEL(convt_w21_f16)(const kiln::f16 *x, const kiln::f16 *w, kiln::f16 *y) {
   EXPECT_EQ(ptx.find("ld.u32"), std::string::npos);
 }
 
+// k16 conv2d in ping-pong: the row taps share fragments too, one ldmatrix
+// a block row, in two commit groups of two m64 blocks each (blocks 0-1 read
+// rows 0-3, 2-3 rows 2-5): 8 loads for each of 3 column taps, 24 a stage
+// (36 if each tap loaded its own). conv_transpose2d keeps a load a tap
+// (L2_19 in f16 ran 12-18% slower with the sharing: bench/NOTES.md v29).
+// No spill, no added wait.
+TEST(WgmmaConvCompile, HalvesRowTapsShareFragments) {
+  const std::string conv = kHalfConvHead + R"(
+KERNEL(conv_ping_pong_f16)(const kiln::f16 *x, const kiln::f16 *w,
+                           const kiln::f16 *b, kiln::f16 *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 37, 44, 64, 3, 3, 1, 1, 1, 1>,
+                  true, 1, 64, false, 1, false, true>(
+      x, w, b, StoreHalf<kiln::f16>{y});
+}
+)";
+  const std::string convt = kHalfConvHead + R"(
+KERNEL(convt_l2_19_f16)(const kiln::f16 *x, const kiln::f16 *w,
+                        const kiln::f16 *b, kiln::f16 *y) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>,
+                  true, 1, 64, false, 1, false, true>(
+      x, w, b, StoreHalf<kiln::f16>{y});
+}
+)";
+  const std::pair<const std::string *, size_t> cases[] = {{&conv, 24},
+                                                          {&convt, 36}};
+  for (const auto &[source, loads] : cases) {
+    const std::string ptx =
+        convPtxOnTensorCores(source->c_str(), "wgmma_conv_half_rows_test.cu",
+                             {"m64n64k16.f32.f16.f16"});
+    EXPECT_EQ(occurrences(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+              loads)
+        << *source;
+  }
+}
+
 // A half conv2d of stride 2, whose patch leaves room for two stages only
 // beside a transposed copy, multiplies in TF32 instead (exact for half
 // values; WgmmaConvLayout::k16 false): rows of 34 (4-byte copies) and 33
