@@ -600,6 +600,15 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // 1's at dy).
   const int rowBase = PingPong ? 4 * q : 8 * c + 2 * q;
   auto rowOf = [&](int m) { return rowBase + m; };
+  // TF32 products: this thread's A fragment of a block whose pixel (row g,
+  // channel tq) is at f in the patch (rows g + 8: 8 columns on; channels +
+  // 4: 4 planes on), one shared-memory load a value.
+  auto loadTf32 = [&](unsigned(&a)[4], const TX *f) {
+    a[0] = __float_as_uint(toFloat(f[0]));
+    a[1] = __float_as_uint(toFloat(f[8 * IW]));
+    a[2] = __float_as_uint(toFloat(f[4 * L.plane]));
+    a[3] = __float_as_uint(toFloat(f[4 * L.plane + 8 * IW]));
+  };
   const unsigned wBase = smem(base);
   // The bias of this thread's channels, kept in registers up to 64 channels
   // (128 and ping-pong: read in the epilogue, beside the accumulators; kept,
@@ -699,11 +708,12 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         const int ch = ph / SW, cw = ph % SW; // rh, rw, known
         int o = 0;
         if constexpr (RowReuse) {
-          // TF32 (input rows unstrided): a column tap's steps (kw, ks) run
+          // Input rows unstrided: a column tap's steps (kw, ks; k16: kw) run
           // its row taps together, on fragments loaded once: block m at row
           // tap kh reads the patch row m + dy(kh) - dyMin past its warp's
-          // first (PingPong's 4 blocks and 3 row taps: 6 rows of fragments
-          // for 12 products; shared memory bounds these kernels, v29).
+          // first (TF32 in ping-pong, 4 blocks and 3 row taps: 6 rows of
+          // fragments for 12 products; shared memory bounds these kernels,
+          // bench/NOTES.md v29).
           constexpr int Rows = MB + L.dyMax - L.dyMin;
           const TX *P = patch + s * (L.stageBytes() / sizeof(TX)) +
                         tq * L.plane + IW * g + rowBase * L.rowW - L.left;
@@ -778,19 +788,14 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 mmaCommit();
               }
             } else {
+              // The rows' fragments, then every m64 block's accumulators
+              // settled before the fence (ptxas serialised the wgmmas,
+              // warnings C7519 and C7520, where zeros were set after it).
               unsigned a[Rows][4];
 #pragma unroll
               for (int r = 0; r < Rows; ++r)
-                if (needed(r, 0, MB)) {
-                  const TX *f = P + ks * 8 * L.plane + r * L.rowW + dx;
-                  a[r][0] = __float_as_uint(toFloat(f[0]));
-                  a[r][1] = __float_as_uint(toFloat(f[8 * IW]));
-                  a[r][2] = __float_as_uint(toFloat(f[4 * L.plane]));
-                  a[r][3] = __float_as_uint(toFloat(f[4 * L.plane + 8 * IW]));
-                }
-                // Every m64 block's accumulators settled before the fence
-                // (ptxas serialised the wgmmas, warnings C7519 and C7520, where
-                // zeros were set after it).
+                if (needed(r, 0, MB))
+                  loadTf32(a[r], P + ks * 8 * L.plane + r * L.rowW + dx);
 #pragma unroll
               for (int m = 0; m < MB; ++m)
                 pin(acc[CP == 2 ? cw : 0][m]);
@@ -867,17 +872,13 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             } else {
               const TX *P = patch + s * (L.stageBytes() / sizeof(TX)) +
                             tq * L.plane + IW * g + ks * 8 * L.plane;
+              // The blocks' fragments, then every m64 block's accumulators
+              // settled before the fence (ping-pong's four too: ptxas
+              // serialised the wgmmas, warnings C7519 and C7520, where zeros
+              // were set after it).
 #pragma unroll
-              for (int m = 0; m < MB; ++m) {
-                const TX *f = P + at(m);
-                a[m][0] = __float_as_uint(toFloat(f[0]));
-                a[m][1] = __float_as_uint(toFloat(f[8 * IW]));
-                a[m][2] = __float_as_uint(toFloat(f[4 * L.plane]));
-                a[m][3] = __float_as_uint(toFloat(f[4 * L.plane + 8 * IW]));
-              }
-              // Every m64 block's accumulators settled before the fence
-              // (ping-pong's four too: ptxas serialised the wgmmas, warnings
-              // C7519 and C7520, where zeros were set after it).
+              for (int m = 0; m < MB; ++m)
+                loadTf32(a[m], P + at(m));
 #pragma unroll
               for (int m = 0; m < MB; ++m)
                 pin(acc[buf][m]);
