@@ -676,6 +676,10 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
         fmt::format(", each block within one of the {} groups", c.groups);
   if (pingPong)
     s.reason += ", its two consumer warpgroups a tile each in turn";
+  if (wgmmaConvSharesRows(transposed,
+                          transposed ? 1 : static_cast<int>(stride[0]), passes,
+                          layout.k16, pingPong))
+    s.reason += ", each patch row's fragments loaded once for all row taps";
   // The images: one a part (with phaseBlocks, a part and phase), where a
   // block would gather at least kConvImageMinGather values of w. The
   // cooperative launch cost about 15 us (an H100: 2-3% of the 1 x 1 and

@@ -334,6 +334,19 @@ struct WgmmaConvLayout {
   }
 };
 
+/// Whether wgmmaConv's row taps share their fragments (each patch row
+/// loaded once a step for every tap and m64 block that reads it): at input
+/// row stride 1 (conv2d's stride 1; conv_transpose2d's phases), in TF32
+/// products, or in k16 ones in ping-pong conv2d (its conv_transpose2d ran
+/// slower so). Read by the template and by the plan's reason.
+KILN_HOST_DEVICE constexpr bool wgmmaConvSharesRows(bool transposed,
+                                                    int inputStrideH,
+                                                    int passes, bool k16,
+                                                    bool pingPong) {
+  return passes == 1 && inputStrideH == 1 &&
+         (!k16 || (pingPong && !transposed));
+}
+
 /// The output channels a block of wgmmaConv takes at most (the
 /// scheduler halves it while the weight does not fit): the widest of 128
 /// (TF32 with one accumulator buffer: not both column phases a tile), 64

@@ -376,8 +376,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // producer's transposes spilled at 72); its conv_transpose2d (L2_19) ran
   // 12-18% slower so, for reasons not found (bench/NOTES.md v29). conv2d's
   // stride 2 (9 rows for 12 products) would serialise TF32's wgmmas.
-  constexpr bool RowReuse =
-      Passes == 1 && IH == 1 && (!K16 || (PingPong && !Tr));
+  constexpr bool RowReuse = wgmmaConvSharesRows(Tr, IH, Passes, K16, PingPong);
   constexpr int ProducerRegs = !RowReuse ? 96 : K16 ? 80 : 72;
   constexpr int ConsumerRegs = !RowReuse ? 200 : K16 ? 208 : 216;
   extern __shared__ unsigned char wgmmaShared[];

@@ -562,6 +562,47 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
             "convTranspose2d");
 }
 
+// The plan says where the row taps of a column tap share their fragments
+// (wgmmaConvSharesRows, which the template reads too): TF32 at input row
+// stride 1 (conv2d and conv_transpose2d, ping-pong or not), k16 in ping-pong
+// conv2d only; not 3xTF32, not conv2d of stride 2, not k16's
+// conv_transpose2d.
+TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
+  const std::string shared = "each patch row's fragments loaded once";
+  auto shares = [&](const Schedule &s) {
+    EXPECT_EQ(s.kernel, "wgmmaConv") << s.str();
+    return s.reason.find(shared) != std::string::npos;
+  };
+  const auto high = MatmulPrecision::High;
+  EXPECT_TRUE(shares(convSchedule("conv_transpose2d", "2, 64, 256, 256",
+                                  "64, 64, 3, 3", "", high)));
+  EXPECT_TRUE(shares(convSchedule("conv2d", "2, 16, 32, 32", "64, 16, 3, 3",
+                                  ", padding=1", high))); // not ping-pong
+  EXPECT_FALSE(
+      shares(convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3",
+                          "", MatmulPrecision::Highest)));
+  EXPECT_FALSE(shares(convSchedule("conv2d", "2, 32, 64, 64", "64, 32, 3, 3",
+                                   ", stride=2, padding=1", high)));
+  auto half = [&](const std::string &x, const std::string &w,
+                  const std::string &conv) {
+    return scheduleOf(fmt::format("graph c(x: bf16[{}]) {{\n"
+                                  "  param w: bf16[{}] = zeros\n"
+                                  "  y = {}\n  return y\n}}\n",
+                                  x, w, conv),
+                      "sm_90", high);
+  };
+  const Schedule conv =
+      half("2, 64, 64, 64", "64, 64, 3, 3", "conv2d(x, w, padding=1)");
+  EXPECT_EQ(conv.get("pingPong"), 1);
+  EXPECT_NE(conv.reason.find("bf16 tensor cores"), std::string::npos)
+      << conv.reason;
+  EXPECT_TRUE(shares(conv));
+  const Schedule convt =
+      half("2, 64, 64, 64", "64, 64, 3, 3", "conv_transpose2d(x, w)");
+  EXPECT_EQ(convt.get("pingPong"), 1);
+  EXPECT_FALSE(shares(convt));
+}
+
 // With constant parameters the tensor-core convolution makes its blocks'
 // images of the weight once (when the parameter changes) into a workspace
 // of a part's shared-memory weight per part (with blocks by phase, per part
