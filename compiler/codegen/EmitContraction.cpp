@@ -377,23 +377,39 @@ static std::string convEpilogue(const FusionGroup &g, const Schedule &s,
       pre);
 }
 
-/// The tensor-core convolution's call (kiln/wgmma_conv.cuh).
+/// The tensor-core convolution's call (kiln/wgmma_conv.cuh), with the
+/// workspaces its schedule asks for: the weight's blocks' images (field
+/// image) and the counters its blocks take their tiles from (tickets),
+/// appended to pl's parameters and `signature`.
 static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
-                                 const ParamList &pl,
-                                 const std::string &geometry,
-                                 const std::string &imageArgs,
+                                 ParamList &pl, const std::string &geometry,
+                                 std::string &signature,
                                  std::string &functions) {
   const Node &n = *g.anchor;
   const Value *bias = n.operand(2);
   const std::string epilogue = convEpilogue(g, s, pl, functions);
+  const bool image = s.get("image") > 0;
+  std::string args =
+      image ? addDerivedWorkspaces(pl, kWgmmaSplitFlagged,
+                                   static_cast<uint64_t>(s.get("image")),
+                                   "float", signature)
+            : "";
+  if (s.get("tickets") > 0) {
+    KernelParam tickets{KernelParam::Kind::Workspace};
+    tickets.bytes = static_cast<uint64_t>(s.get("tickets"));
+    tickets.zeroed = true;
+    pl.params.push_back(tickets);
+    signature += ", unsigned *tickets";
+    args += image ? ", tickets" : ", nullptr, nullptr, nullptr, tickets";
+  }
   return fmt::format(
       "{}  kiln::wgmmaConv<{}, {}, {}, {}, {}, {}, {}, {}>({}, {}, {}, "
       "epilogue{});\n",
       epilogue, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
       s.get("phaseBlocks") ? "true" : "false", s.get("vec"),
-      imageArgs.empty() ? "false" : "true",
-      s.get("pingPong") ? "true" : "false", pl.of(n.operand(0)),
-      pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", imageArgs);
+      image ? "true" : "false", s.get("pingPong") ? "true" : "false",
+      pl.of(n.operand(0)), pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr",
+      args);
 }
 
 llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
@@ -425,14 +441,9 @@ llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,
   // with the fused epilogue, or the FFMA one.
   if (s.kernel == "wgmmaConv" || s.kernel == "depthwiseConv2d") {
     const bool wgmma = s.kernel == "wgmmaConv";
-    // The blocks' images of the weight, made when the parameters change.
-    std::string signature = pl.signature(), imageArgs, functions;
-    if (wgmma && s.get("image") > 0)
-      imageArgs = addDerivedWorkspaces(pl, kWgmmaSplitFlagged,
-                                       static_cast<uint64_t>(s.get("image")),
-                                       "float", signature);
+    std::string signature = pl.signature(), functions;
     const std::string call =
-        wgmma ? wgmmaConvCall(g, s, pl, geometry, imageArgs, functions)
+        wgmma ? wgmmaConvCall(g, s, pl, geometry, signature, functions)
               : fmt::format("{}  kiln::depthwiseConv2d<{}, {}, {}>({}, {}, "
                             "{}, epilogue);\n",
                             convEpilogue(g, s, pl, functions), geometry,

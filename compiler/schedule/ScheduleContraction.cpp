@@ -641,6 +641,14 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   s.set("pingPong", pingPong);
   s.set("tiles", items);
   s.set("stages", layout.stages);
+  // The blocks of a part take its tiles one at a time from a counter (two
+  // per part, a workspace: its bytes), so that the grid works on
+  // neighbouring tiles at one time however fast each block runs: dealt out
+  // in advance, the blocks of L2_19's convolution drifted apart on an H100,
+  // whose DRAM then read 1.5x its input (halos and shared sectors no longer
+  // met in L2) and which ran 1.3x slower (bench/NOTES.md v30). By phase,
+  // the blocks of each phase keep dealing theirs out.
+  s.set("tickets", phaseBlocks ? 0 : 8 * parts);
   // A block per SM at most, each on one part of the output channels (and
   // with phaseBlocks one output phase): the parts alternate along the
   // grid, so its size is a multiple of theirs, and each phase has a block
@@ -674,6 +682,8 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   if (c.groups > 1)
     s.reason +=
         fmt::format(", each block within one of the {} groups", c.groups);
+  if (!phaseBlocks)
+    s.reason += ", each block taking its next tile from a counter";
   if (pingPong)
     s.reason += ", its two consumer warpgroups a tile each in turn";
   if (wgmmaConvSharesRows(transposed,

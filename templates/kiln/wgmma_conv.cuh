@@ -13,7 +13,8 @@
 // the shared memory and copies), the sums in f32:
 //   wgmmaConv<Conv2dParams<...> or ConvTranspose2dParams<...>, HasBias,
 //             Passes, NB, PhaseBlocks, Vec, Image, PingPong, Epi, TX>(x,
-//             w, bias, epilogue [, image, launches, imageFlag])
+//             w, bias, epilogue [, image, launches, imageFlag
+//             [, tickets]])
 // (Epi and TX deduced from the arguments.)
 // epilogue(i, v) takes y's elements i.. i + Vec - 1 (NCHW index) in v
 // (Vec 2: adjacent columns, below). With Image, each block copies its part
@@ -22,6 +23,8 @@
 // first writes where *imageFlag is set (the parameters changed; block 0
 // clears it) and then waits at gridSync(launches): a cooperative launch.
 // Without it, each block gathers and rounds its part from w itself.
+// tickets: 2 x parts counters, zero before the first launch (each launch
+// leaves them zero), from which the blocks take their items one at a time.
 //
 // y[n][co][oh][ow] = bias[co] + sum over ci, kh, kw of x[n][ci][ih][iw] *
 // w(ci, co, kh, kw), x outside its image reading 0, where conv2d has ih =
@@ -59,13 +62,17 @@
 // bytes) and load a block's fragments with one ldmatrix (shared by the row
 // taps too in ping-pong conv2d). A tap's fragments are the patch shifted
 // by its offsets, so no im2col copy exists.
-// Persistent: block b runs work items (tile, group of phases) b / parts, +
-// gridDim.x / parts, ..., the groups of a tile consecutive (their stores
-// interleave in L2). A group is one phase, or at TF32 and column stride 2 both
-// column phases of a row phase, in TF32's two accumulator buffers: a thread
-// then holds adjacent output columns and stores them as pairs (Vec 2, even Wo).
+// Persistent: the blocks of each part take its work items (tile, group of
+// phases), the groups of a tile consecutive (their stores interleave in
+// L2), one at a time from tickets (the grid then works on neighbouring
+// items at one time, however fast each block runs), or without tickets
+// block b items b / parts, + gridDim.x / parts, .... A group is one phase,
+// or at TF32 and column stride 2 both column phases of a row phase, in
+// TF32's two accumulator buffers: a thread then holds adjacent output
+// columns and stores them as pairs (Vec 2, even Wo).
 // PhaseBlocks instead gives each block one phase and only that phase's taps of
-// the weight (the scheduler's choice where all taps would leave narrow parts).
+// the weight (the scheduler's choice where all taps would leave narrow parts;
+// its items are dealt out, tickets unused).
 // PingPong (TF32, one accumulator buffer, up to 64 channels) gives each
 // consumer every other item whole (4 m64 blocks), in turn: one's stores
 // overlap the other's products (the scheduler's choice where the products
@@ -278,7 +285,7 @@ __device__ __forceinline__ void
 wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
           const typename SameType<TX>::type *__restrict__ bias, Epi epi,
           float *image = nullptr, unsigned long long *launches = nullptr,
-          unsigned *imageFlag = nullptr) {
+          unsigned *imageFlag = nullptr, unsigned *tickets = nullptr) {
   static_assert(G::CoutG % NB == 0 && NB % 8 == 0 && NB <= 128 &&
                     (NB <= 64 || NB == 128) && (Passes == 1 || NB <= 32),
                 "the output channels in parts of 8 to 128 (3xTF32: 32)");
@@ -381,15 +388,26 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   constexpr int ConsumerRegs = !RowReuse ? 200 : K16 ? 208 : 216;
   extern __shared__ unsigned char wgmmaShared[];
   __shared__ u64 full[S], empty[S];
+  // The block's items in the order it takes them: item i's index (or an
+  // end: below) in slot i % Slots once itemFull[i % Slots] completes. The
+  // producer's thread 0 can be at most S stages, so S items, ahead of the
+  // slowest reader of a slot, and writes two ends past its last item:
+  // S + 3 slots are never overwritten unread.
+  constexpr int Slots = S + 3;
+  __shared__ int itemOf[Slots];
+  __shared__ u64 itemFull[Slots];
   unsigned char *base = alignedShared(wgmmaShared);
   TX *patch = reinterpret_cast<TX *>(base + L.weightBytes);
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       // The producer's threads (once their copies land: arriveOnCopies);
       // every consumer thread (an arrival releases its own reads).
       barrierInit(&full[s], 128);
       barrierInit(&empty[s], PingPong ? 128 : 256);
     }
+    for (int s = 0; s < Slots; ++s)
+      barrierInit(&itemFull[s], 1); // the producer's thread 0
+  }
   // The weight of a block (part's NB output channels, phase (rh, rw)'s
   // taps) as its shared memory keeps it, written into dst by threads first,
   // first + step, ...: the phase's o-th tap in slices o * SPT + ci / 32, row
@@ -517,8 +535,46 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
       }
       barrierArrive(&full[j % S]); // releases the stores
     };
+    // Thread 0 takes the block's items: with tickets, the next of its
+    // part's counter (tickets[2 part]; the grid's blocks then work on
+    // neighbouring tiles, whose patches overlap and whose stores share
+    // sectors, at one time: with items dealt out in advance the blocks
+    // drifted apart on an H100, and L2_19's convolution read 1.5x its input
+    // from DRAM); else first, first + stride, ... After its last, an end
+    // (-1) for the consumers, and with PingPong a second (-2) for the
+    // consumer whose turn follows. Each block takes exactly one ticket past
+    // the items; the last to do so (tickets[2 part + 1] counts them) resets
+    // both counters for the next launch.
+    const bool dealt = PhaseBlocks || !tickets; // by phase: dealt out
+    unsigned ticket = 0;
+    if (!dealt && p == 0)
+      ticket = atomicAdd(&tickets[2 * part], 1u);
+    auto publish = [&](int i, int k) {
+      itemOf[i % Slots] = k;
+      barrierArrive(&itemFull[i % Slots]);
+    };
     int it = 0;
-    for (int k = first; k < items; k += stride) {
+    for (int i = 0;; ++i) {
+      if (p == 0) {
+        int k = -1;
+        if (dealt) {
+          k = first + i * stride < items ? first + i * stride : -1;
+        } else if (ticket < static_cast<unsigned>(items)) {
+          k = static_cast<int>(ticket);
+          ticket = atomicAdd(&tickets[2 * part], 1u); // the next, in flight
+        } else if (atomicAdd(&tickets[2 * part + 1], 1u) ==
+                   gridDim.x / Parts - 1) {
+          atomicExch(&tickets[2 * part], 0u);
+          atomicExch(&tickets[2 * part + 1], 0u);
+        }
+        publish(i, k);
+        if (k < 0 && PingPong)
+          publish(i + 1, -2);
+      }
+      barrierWait(&itemFull[i % Slots], (i / Slots) & 1);
+      const int k = itemOf[i % Slots];
+      if (k < 0)
+        break;
       const int tile = PhaseBlocks ? k : k / Groups;
       const int n = tile / (tilesR * tilesC);
       const int ih0 = IH * (tile / tilesC % tilesR * T) + L.dyMin;
@@ -621,21 +677,25 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     for (int e = 0; e < 2; ++e)
       b[2 * j + e] =
           HasBias ? toFloat(bias[part * NB + 8 * j + 2 * tq + e]) : 0.f;
-  int it = 0;
-  // PingPong: the consumers take the block's items in turn, and each
-  // starts an item's products only once the other has finished its
-  // previous item's (named barriers 3 and 4: the other arrives, this one
-  // waits), so that neither waits on a stage two phases ahead (an mbarrier
-  // tells only a phase's parity); the stores of one item overlap the
-  // products of the next.
-  const int count = first < items ? (items - first + stride - 1) / stride : 0;
-  for (int k = first, mine = 0; k < items; k += stride, ++mine) {
-    if (PingPong && mine % 2 != c) {
-      it += Chunks; // the other consumer's item: its stages
-      continue;
-    }
-    if (PingPong && mine > 0)
+  // PingPong: the consumers take the block's items in turn (consumer c
+  // items c, c + 2, ...), and each starts an item's products only once the
+  // other has finished its previous item's (named barriers 3 and 4: the
+  // other arrives, this one waits), so that neither waits on a stage two
+  // phases ahead (an mbarrier tells only a phase's parity); the stores of
+  // one item overlap the products of the next. At the first end the
+  // consumer waits its turn and hands it on once more, at the second it
+  // only waits: every arrival is waited for.
+  for (int i = PingPong ? c : 0;; i += PingPong ? 2 : 1) {
+    barrierWait(&itemFull[i % Slots], (i / Slots) & 1);
+    const int k = itemOf[i % Slots];
+    if (PingPong && i > 0)
       asm volatile("bar.sync %0, 256;" ::"r"(3 + c) : "memory");
+    if (k < 0) {
+      if (PingPong && k == -1)
+        asm volatile("bar.arrive %0, 256;" ::"r"(4 - c) : "memory");
+      break;
+    }
+    int it = i * Chunks; // its stages
     const int tile = PhaseBlocks ? k : k / Groups;
     if constexpr (!PhaseBlocks)
       phase = k % Groups; // CP 2: the row phase
@@ -935,7 +995,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
       barrierArrive(&empty[s]);
     }
     mmaWait<0>();
-    if (PingPong && mine + 1 < count) // the other consumer's turn
+    if (PingPong) // the other consumer's turn
       asm volatile("bar.arrive %0, 256;" ::"r"(4 - c) : "memory");
 #pragma unroll
     for (int cw = 0; cw < CP; ++cw)
@@ -997,7 +1057,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   }
 #else
   (void)x, (void)w, (void)bias, (void)epi, (void)image, (void)launches,
-      (void)imageFlag;
+      (void)imageFlag, (void)tickets;
   __trap(); // never scheduled off sm_90a
 #endif
 }

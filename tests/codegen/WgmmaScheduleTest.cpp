@@ -542,6 +542,16 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_EQ(byPhaseLayout.weightBytes, 4 * 4 * 64 * 128);
   EXPECT_NE(byPhase.reason.find("a phase a block"), std::string::npos)
       << byPhase.reason;
+  // Tiles from a counter (two for each part of the output channels, 8
+  // bytes), except by phase, whose blocks keep dealing out their phase's.
+  EXPECT_EQ(byPhase.get("tickets"), 0);
+  EXPECT_EQ(l2_19.get("tickets"), 8);
+  EXPECT_NE(l2_19.reason.find("next tile from a counter"), std::string::npos)
+      << l2_19.reason;
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 64, 64", "64, 64, 3, 3",
+                         ", stride=2, padding=1", MatmulPrecision::High)
+                .get("tickets"),
+            16); // two parts of 32
   const Schedule accurate =
       convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
                    MatmulPrecision::Highest);
