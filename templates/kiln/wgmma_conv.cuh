@@ -481,6 +481,17 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   } else {
     fill(base, part, rh, rw, threadIdx.x, blockDim.x);
   }
+  // The bias of this thread's channels, kept in registers up to 64 channels
+  // (128 and ping-pong: read in the epilogue, beside the accumulators; kept,
+  // ping-pong spilled, and L2_19's ran 35% slower without spilling:
+  // bench/NOTES.md v26), else in shared memory: read from global memory in
+  // the epilogue, each load waited behind the other consumer's stores
+  // (bench/NOTES.md v30).
+  constexpr bool BiasKept = NB <= 64 && !PingPong;
+  __shared__ float biasShared[HasBias && !BiasKept ? NB : 1];
+  if constexpr (HasBias && !BiasKept)
+    for (int i = threadIdx.x; i < NB; i += blockDim.x)
+      biasShared[i] = toFloat(bias[part * NB + i]);
   fenceAsyncProxy();
   __syncthreads();
   const int role = threadIdx.x / 128;
@@ -665,11 +676,6 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     a[3] = __float_as_uint(toFloat(f[4 * L.plane + 8 * IW]));
   };
   const unsigned wBase = smem(base);
-  // The bias of this thread's channels, kept in registers up to 64 channels
-  // (128 and ping-pong: read in the epilogue, beside the accumulators; kept,
-  // ping-pong spilled, and L2_19's ran 35% slower without spilling:
-  // bench/NOTES.md v26).
-  constexpr bool BiasKept = NB <= 64 && !PingPong;
   float b[BiasKept ? NB / 4 : 1];
 #pragma unroll
   for (int j = 0; j < (BiasKept ? NB / 8 : 0); ++j)
@@ -1026,10 +1032,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             float bv = 0.f;
             if constexpr (HasBias && BiasKept)
               bv = b[2 * j + e];
-            else if constexpr (HasBias && Half)
-              bv = toFloat(bias[co]);
             else if constexpr (HasBias)
-              bv = __ldg(bias + co);
+              bv = biasShared[8 * j + 2 * tq + e];
             // Column phase cw's value (acc[cw] with CP 2).
             auto value = [&](int cw) {
               return acc[cw][m][4 * j + 2 * h + e] + bv;
