@@ -32,22 +32,40 @@ __device__ __forceinline__ float leakyRelu(float x, float slope) {
 /// 128 values (L2_37: 0.36 ms of the tensor-core kernel's 1.46); these have
 /// no branch, and on every one of the 2^32 floats x the sigmoid and swish
 /// they give have the IEEE division's bits (bench/proto/sigmoid_ulp.cu).
+/// The special cases are chosen with selp in PTX: written as ternaries,
+/// the front end branched around the refinement (four branches a swish),
+/// and a convolution's epilogue, unrolled over 128 values, ran them one
+/// after the other (3 x 3 32 -> 64 with silu took 1.5x its time with relu:
+/// bench/NOTES.md v30).
 __device__ __forceinline__ float recipDenominator(float d) {
   float r;
   asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(d));
   const float refined = fmaf(r, fmaf(-d, r, 1.0f), r);
-  return d == __int_as_float(0x7f800000) ? 0.0f : refined;
+  float y; // d == inf ? 0 : refined
+  asm("{\n.reg .pred p;\nsetp.eq.f32 p, %1, 0f7F800000;\n"
+      "selp.f32 %0, 0f00000000, %2, p;\n}"
+      : "=f"(y)
+      : "f"(d), "f"(refined));
+  return y;
 }
 /// x / d as above, with x's sign (the residual step alone would turn -0
 /// into +0); x / inf is 0 with x's sign (NaN for infinite x), and an
 /// infinite or NaN x over a finite d is x.
 __device__ __forceinline__ float divDenominator(float x, float d) {
-  const float inf = __int_as_float(0x7f800000);
   float r;
   asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(d));
   const float q = x * r;
   const float refined = fmaf(r, fmaf(-d, q, x), q);
-  return d == inf ? x * 0.0f : fabsf(q) < inf ? copysignf(refined, x) : q;
+  float y; // d == inf ? x * 0 : |q| < inf ? copysign(refined, x) : q
+  asm("{\n.reg .pred dInf, qBig;\n.reg .f32 t;\n"
+      "setp.eq.f32 dInf, %1, 0f7F800000;\n"
+      "setp.geu.f32 qBig, %2, 0f7F800000;\n"
+      "selp.f32 t, %3, %4, qBig;\n"
+      "selp.f32 %0, %5, t, dInf;\n}"
+      : "=f"(y)
+      : "f"(d), "f"(fabsf(q)), "f"(q), "f"(copysignf(refined, x)),
+        "f"(x * 0.0f));
+  return y;
 }
 /// 1 + expf(-x), as CUDA's expf computes it inlined there (the scale and
 /// the 1 in one fused multiply-add), in one block of PTX: the same

@@ -394,6 +394,29 @@ std::string ptxOf(const std::string &source, const std::string &arch) {
   return ptx;
 }
 
+// The sigmoid and swish of an epilogue choose their special cases with
+// selp, without a branch: written as ternaries they became four branches a
+// swish, which ran a convolution's epilogue (128 values unrolled) one value
+// after another (3 x 3 8 -> 64 with silu 0.95 -> 0.76 ms without them on
+// an H100: bench/NOTES.md v30).
+TEST(EpilogueOps, SigmoidAndSwishHaveNoBranch) {
+  const char *source = R"(
+#include "kiln/ops.cuh"
+extern "C" __global__ void act(const float *x, float *y) {
+  float v[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i)
+    v[i] = x[threadIdx.x + 32 * i];
+#pragma unroll
+  for (int i = 0; i < 16; ++i)
+    y[threadIdx.x + 32 * i] = kiln::swish(v[i]) + kiln::sigmoid(v[i]);
+}
+)";
+  const std::string ptx = ptxOf(source, "sm_90a");
+  ASSERT_NE(ptx.find("rcp.approx.f32"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("bra"), std::string::npos) << ptx;
+}
+
 // On sm_90a each variant compiles without spills into wgmma that ptxas
 // keeps asynchronous (it warns when it must serialise them).
 TEST(WgmmaCompile, EveryVariantUsesTensorCoresOnSm90a) {
