@@ -801,17 +801,21 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 }
               return any;
             };
-            // PhaseBlocks: tap t's place among its phase's.
-            auto ordinal = [&](int t) {
-              int o = 0;
+            // Where tap t's weight for this stage's channels starts in
+            // shared memory (PhaseBlocks: at its place among its phase's).
+            auto slice = [&](int t) {
+              int o = t;
+              if constexpr (PhaseBlocks) {
+                o = 0;
 #pragma unroll
-              for (int t0 = 0; t0 < t; ++t0)
-                o +=
-                    convTapInPhase(Tr, t0 / G::KW, SH, G::PH, G::DH, ch) &&
-                            convTapInPhase(Tr, t0 % G::KW, SW, G::PW, G::DW, cw)
-                        ? 1
-                        : 0;
-              return o;
+                for (int t0 = 0; t0 < t; ++t0)
+                  o += convTapInPhase(Tr, t0 / G::KW, SH, G::PH, G::DH, ch) &&
+                               convTapInPhase(Tr, t0 % G::KW, SW, G::PW, G::DW,
+                                              cw)
+                           ? 1
+                           : 0;
+              }
+              return wBase + (o * SPT + chunk * CC / PerSlice) * SliceBytes;
             };
             if constexpr (K16) {
               // k16 (ping-pong): the m64 blocks in two halves, each a commit
@@ -840,10 +844,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                     continue;
                   const int t = kh * G::KW + kw;
                   const u64 db =
-                      descriptor(wBase + ((PhaseBlocks ? ordinal(t) : t) * SPT +
-                                          chunk * CC / PerSlice) *
-                                             SliceBytes) +
-                      2 * ((chunk * CC % PerSlice) / 16);
+                      descriptor(slice(t)) + 2 * ((chunk * CC % PerSlice) / 16);
                   const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
 #pragma unroll
                   for (int m = m0; m < m1; ++m)
@@ -871,11 +872,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                   continue;
                 const int t = kh * G::KW + kw;
                 const int kStep = (chunk * CC % PerSlice) / 8 + ks;
-                const u64 db =
-                    descriptor(wBase + ((PhaseBlocks ? ordinal(t) : t) * SPT +
-                                        chunk * CC / PerSlice) *
-                                           SliceBytes) +
-                    2 * kStep;
+                const u64 db = descriptor(slice(t)) + 2 * kStep;
                 const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
 #pragma unroll
                 for (int m = 0; m < MB; ++m)
