@@ -209,22 +209,41 @@ __device__ __forceinline__ float smallPart(float v, float big) {
   return isfinite(big) ? roundTf32(v - big) : 0.f;
 }
 
-/// v = big + small, each element rounded to TF32. Where big is infinite or
-/// NaN (or v rounded up to infinity), it carries v alone: small is 0, not
-/// inf - inf. Tested once per four (small is finite and tiny otherwise):
-/// the producer's time bounds 3xTF32, and a test per element cost 50%.
+/// v's bits rounded to TF32 as cvt.rna.tf32.f32 rounds (to nearest, ties
+/// away from zero), in two integer instructions where cvt.rna takes four
+/// (it passes infinities and NaNs through): for finite v only, and v past
+/// the largest TF32 value becomes infinite.
+__device__ __forceinline__ unsigned tf32Bits(float v) {
+  return (__float_as_uint(v) + 0x1000u) & 0xffffe000u;
+}
+
+/// v = big + small, each element rounded to TF32 (as roundTf32 and
+/// smallPart would, in about half the instructions: the split bounds
+/// 3xTF32's convolutions, bench/NOTES.md v31). Infinities are carried by
+/// big alone (small 0, not inf - inf), as is finite v that rounds past the
+/// largest TF32 value (big infinite, as cvt.rna rounds it); NaN v by small
+/// where big is not NaN. Tested once per four (small is finite unless one
+/// of them is): a test per element cost 50%.
 __device__ __forceinline__ void split(const float4 &v, float4 &big,
                                       float4 &small) {
-  big.x = roundTf32(v.x), small.x = roundTf32(v.x - big.x);
-  big.y = roundTf32(v.y), small.y = roundTf32(v.y - big.y);
-  big.z = roundTf32(v.z), small.z = roundTf32(v.z - big.z);
-  big.w = roundTf32(v.w), small.w = roundTf32(v.w - big.w);
+  big = make_float4(
+      __uint_as_float(tf32Bits(v.x)), __uint_as_float(tf32Bits(v.y)),
+      __uint_as_float(tf32Bits(v.z)), __uint_as_float(tf32Bits(v.w)));
+  small = make_float4(v.x - big.x, v.y - big.y, v.z - big.z, v.w - big.w);
   if (!isfinite(small.x + small.y + small.z + small.w)) {
-    small.x = isfinite(big.x) ? small.x : 0.f;
-    small.y = isfinite(big.y) ? small.y : 0.f;
-    small.z = isfinite(big.z) ? small.z : 0.f;
-    small.w = isfinite(big.w) ? small.w : 0.f;
+    // small is inf - inf (v infinite: big is v), -inf or inf (rounded past
+    // TF32), or NaN (v NaN: a NaN whose bits survive tf32Bits).
+    auto carry = [](float v, float big, float small) {
+      return isfinite(small)               ? small
+             : isnan(small) && !(v == big) ? __uint_as_float(0x7fc00000u)
+                                           : 0.f;
+    };
+    small = make_float4(carry(v.x, big.x, small.x), carry(v.y, big.y, small.y),
+                        carry(v.z, big.z, small.z), carry(v.w, big.w, small.w));
   }
+  small = make_float4(
+      __uint_as_float(tf32Bits(small.x)), __uint_as_float(tf32Bits(small.y)),
+      __uint_as_float(tf32Bits(small.z)), __uint_as_float(tf32Bits(small.w)));
 }
 
 /// Every block of the grid waits here for the others, after its writes

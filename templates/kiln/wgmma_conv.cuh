@@ -105,74 +105,6 @@ namespace kiln {
 #ifdef KILN_HAS_WGMMA
 namespace wg {
 
-/// d[32] (+)= A * B, m64n64k8 TF32, A from registers (wgmmaTf32RsN128's
-/// layout), B from shared memory.
-__device__ __forceinline__ void
-wgmmaTf32RsN64(float (&d)[32], const unsigned (&a)[4], u64 descB) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-      "%30, %31}, {%32, %33, %34, %35}, %36, 1, 1, 1;\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
-        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
-        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
-        "+f"(d[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB));
-}
-
-/// d[16] (+)= A * B, m64n32k8 TF32, A from registers, B from shared memory.
-__device__ __forceinline__ void
-wgmmaTf32RsN32(float (&d)[16], const unsigned (&a)[4], u64 descB) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
-      "%15}, {%16, %17, %18, %19}, %20, 1, 1, 1;\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
-        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB));
-}
-
-/// d[8] (+)= A * B, m64n16k8 TF32, A from registers, B from shared memory.
-__device__ __forceinline__ void
-wgmmaTf32RsN16(float (&d)[8], const unsigned (&a)[4], u64 descB) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, "
-               "1, 1, 1;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
-                 "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB));
-}
-
-/// d[4] (+)= A * B, m64n8k8 TF32, A from registers, B from shared memory.
-__device__ __forceinline__ void
-wgmmaTf32RsN8(float (&d)[4], const unsigned (&a)[4], u64 descB) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 "
-               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, 1, 1, 1;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB));
-}
-
-/// d (+)= A * B with the accumulators' width: n128, n64, n32, n16 or n8.
-template <int NB>
-__device__ __forceinline__ void convMma(float (&d)[NB / 2],
-                                        const unsigned (&a)[4], u64 descB) {
-  if constexpr (NB == 128)
-    wgmmaTf32RsN128(d, a, descB, 1);
-  else if constexpr (NB == 64)
-    wgmmaTf32RsN64(d, a, descB);
-  else if constexpr (NB == 32)
-    wgmmaTf32RsN32(d, a, descB);
-  else if constexpr (NB == 16)
-    wgmmaTf32RsN16(d, a, descB);
-  else
-    wgmmaTf32RsN8(d, a, descB);
-}
-
 #define KILN_CONV_D4 "%0, %1, %2, %3"
 #define KILN_CONV_D8 KILN_CONV_D4 ", %4, %5, %6, %7"
 #define KILN_CONV_D16 KILN_CONV_D8 ", %8, %9, %10, %11, %12, %13, %14, %15"
@@ -187,6 +119,42 @@ __device__ __forceinline__ void convMma(float (&d)[NB / 2],
 #define KILN_CONV_OUT32(d)                                                     \
   KILN_CONV_OUT16(d), KILN_CONV_OUT4(d, 16), KILN_CONV_OUT4(d, 20),            \
       KILN_CONV_OUT4(d, 24), KILN_CONV_OUT4(d, 28)
+
+/// One m64nNk8 product of TF32 (N: its n, a string), A from registers
+/// (operands %A to %A + 3), B from shared memory (%D); the products are
+/// added to the accumulators where operand %P is nonzero, else replace them.
+/// The accumulators' operands last (they hold commas).
+#define KILN_CONV_RS_TF32(N, ACC, A, D, P, ...)                                \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" P ", 0;\n"                 \
+               "wgmma.mma_async.sync.aligned.m64n" N "k8.f32.tf32.tf32 "       \
+               "{" ACC "}, {%" A "}, %" D ", p, 1, 1;\n}\n"                    \
+               : __VA_ARGS__                                                   \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB),       \
+                 "r"(accumulate))
+
+/// d (+)= A * B in TF32 with the accumulators' width (n128, n64, n32, n16
+/// or n8): A from registers (wgmmaTf32RsN128's layout), B from shared
+/// memory; d = A * B where accumulate is 0.
+template <int NB>
+__device__ __forceinline__ void convMma(float (&d)[NB / 2],
+                                        const unsigned (&a)[4], u64 descB,
+                                        int accumulate = 1) {
+  if constexpr (NB == 128)
+    wgmmaTf32RsN128(d, a, descB, accumulate);
+  else if constexpr (NB == 64)
+    KILN_CONV_RS_TF32("64", KILN_CONV_D32, "32, %33, %34, %35", "36", "37",
+                      KILN_CONV_OUT32(d));
+  else if constexpr (NB == 32)
+    KILN_CONV_RS_TF32("32", KILN_CONV_D16, "16, %17, %18, %19", "20", "21",
+                      KILN_CONV_OUT16(d));
+  else if constexpr (NB == 16)
+    KILN_CONV_RS_TF32("16", KILN_CONV_D8, "8, %9, %10, %11", "12", "13",
+                      KILN_CONV_OUT8(d));
+  else
+    KILN_CONV_RS_TF32("8", KILN_CONV_D4, "4, %5, %6, %7", "8", "9",
+                      KILN_CONV_OUT4(d, 0));
+}
+
 /// One m64nNk16 product of f16 or bf16 (SHAPE names both), A from registers
 /// (operands %A to %A + 3), B K-major from shared memory (%D), no
 /// transpose; the accumulators' operands last (they hold commas).
@@ -706,11 +674,12 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     if constexpr (!PhaseBlocks)
       phase = k % Groups; // CP 2: the row phase
     // TF32: the products accumulate in acc (buffer 0). 3xTF32: each tap's
-    // (16 of K) accumulate in acc[tap % 2] from zero and are added into
-    // total in fp32 once done, while the next tap's run (as the linear's
-    // kWgmmaPromoteK: tensor-core sums over 144 of K, a stage's, left L2_19
-    // 22% less accurate than fp32). TF32 never touches total, and has
-    // buffer 1 only with CP 2 (the second column phase's sums).
+    // (16 of K) accumulate in acc[tap % 2] (its first product replacing
+    // what was there: Replace) and are added into total in fp32 once done,
+    // while the next tap's run (as the linear's kWgmmaPromoteK: tensor-core
+    // sums over 144 of K, a stage's, left L2_19 22% less accurate than
+    // fp32). TF32 never touches total, and has buffer 1 only with CP 2 (the
+    // second column phase's sums).
     constexpr int Bufs = Passes == 3 || CP == 2 ? 2 : 1;
     float acc[Bufs][MB][NB / 2], total[MB][NB / 2];
 #pragma unroll
@@ -722,15 +691,21 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
           acc[u][m][i] = 0.f;
         total[m][i] = 0.f;
       }
-    // total += acc[buf], then acc[buf] = 0 (its products are done).
+    // A tap's first product replaces acc[buf] (by-phase blocks: acc[buf] is
+    // zeroed once added, which spilled less than replacing there).
+    constexpr bool Replace = !PhaseBlocks;
+    // total += acc[buf] (its products are done).
     auto promote = [&](int buf) {
       pin(acc[buf][0]);
       pin(acc[buf][1]);
 #pragma unroll
       for (int m = 0; m < 2; ++m)
 #pragma unroll
-        for (int i = 0; i < NB / 2; ++i)
-          total[m][i] += acc[buf][m][i], acc[buf][m][i] = 0.f;
+        for (int i = 0; i < NB / 2; ++i) {
+          total[m][i] += acc[buf][m][i];
+          if constexpr (!Replace)
+            acc[buf][m][i] = 0.f;
+        }
     };
     for (int chunk = 0; chunk < Chunks; ++chunk, ++it) {
       const int s = it % S;
@@ -969,7 +944,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 mmaFence();
 #pragma unroll
                 for (int m = 0; m < 2; ++m) {
-                  convMma<NB>(acc[buf][m], small[m], db);
+                  convMma<NB>(acc[buf][m], small[m], db, !Replace || ks != 0);
                   convMma<NB>(acc[buf][m], big[m], dbSmall);
                   convMma<NB>(acc[buf][m], big[m], db);
                 }
@@ -980,11 +955,23 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                   convMma<NB>(acc[buf][m], a[m], db);
               }
               mmaCommit();
-              mmaWait<1>(); // the step before is done: its fragments are free
-              // 3xTF32: the tap before is done (its last step was the one
-              // before).
-              if (Passes == 3 && ks == 0 && o > 0)
-                promote((o - 1) % 2);
+              if constexpr (Passes == 3 && Groups == 1 && !PhaseBlocks) {
+                // Two steps' products in flight, so that a step's loads and
+                // split run behind both: the step two before is done (its
+                // fragments are free), and at a tap's last step the tap
+                // before's last. (With phases chosen at run time ptxas keeps
+                // every phase's fragments apart, and serialised the wgmmas,
+                // C7512.)
+                mmaWait<2>();
+                if (ks == KS - 1 && o > 0)
+                  promote((o - 1) % 2);
+              } else if constexpr (Passes == 3) {
+                mmaWait<1>(); // the step before is done: its fragments too
+                if (ks == 0 && o > 0) // the tap before's last step too
+                  promote((o - 1) % 2);
+              } else {
+                mmaWait<1>(); // the step before is done: its fragments too
+              }
             }
             o += ks == KS - 1 ? 1 : 0;
           }

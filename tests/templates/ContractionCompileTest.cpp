@@ -679,6 +679,54 @@ size_t occurrences(const std::string &text, const std::string &what) {
   return n;
 }
 
+// 3xTF32's split of x (wg::split): two integer instructions a rounding where
+// cvt.rna.tf32.f32 took four, so cvt.rna is left to the weight's parts
+// (made once); a tap's first product replaces its accumulators (no zeros
+// set between taps); where the phase is known when compiled, two steps'
+// products stay in flight (wgmma.wait_group 2), by phase one (ptxas
+// serialised the wgmmas with two there: C7512). No spill and no wait that
+// ptxas adds. L2_19's conv at highest 12.1 -> 10.6 ms on an H100
+// (bench/NOTES.md v31).
+TEST(WgmmaConvCompile, SplitOf3xTf32) {
+  const char *source = R"(
+#include "kiln/wgmma_conv.cuh"
+#define KERNEL(name)                                                           \
+  extern "C" __global__ void __launch_bounds__(384, 1)                         \
+  name(const float *x, const float *w, const float *b, float *y, float *image, \
+       unsigned long long *launches, unsigned *flag, unsigned *tickets)
+KERNEL(convt_l2_19_3xtf32) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>,
+                  true, 3, 32, false, 1, true, false>(
+      x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
+}
+KERNEL(convt_k4_by_phase_3xtf32) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<32, 64, 128, 128, 64, 4, 4, 2,
+                                              2, 1, 1, 1, 1, 1, 0, 0>,
+                  true, 3, 32, true, 1, true, false>(
+      x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
+}
+)";
+  const std::string ptx = convPtxOnTensorCores(
+      source, "wgmma_conv_split_test.cu", {"m64n32k8.f32.tf32.tf32"});
+  const size_t second = ptx.find(".entry convt_k4_by_phase_3xtf32");
+  ASSERT_NE(second, std::string::npos);
+  const size_t first = ptx.find(".entry convt_l2_19_3xtf32");
+  ASSERT_NE(first, std::string::npos);
+  const std::string l2_19 =
+      first < second ? ptx.substr(first, second - first) : ptx.substr(first);
+  const std::string byPhase =
+      first < second ? ptx.substr(second) : ptx.substr(second, first - second);
+  for (const std::string *k : {&l2_19, &byPhase}) {
+    // The weight's big and small parts (36 taps' splits inlined would be
+    // 72 or more).
+    EXPECT_LE(occurrences(*k, "cvt.rna.tf32.f32"), 4u);
+    EXPECT_NE(k->find("add.s32"), std::string::npos);
+  }
+  EXPECT_NE(l2_19.find("wgmma.wait_group.sync.aligned 2;"), std::string::npos);
+  EXPECT_EQ(byPhase.find("wgmma.wait_group.sync.aligned 2;"),
+            std::string::npos);
+}
+
 // TF32 at input row stride 1: a column tap's row taps share fragments, each
 // patch row loaded once a step (4 values a thread) however many m64 blocks
 // and taps read it. A stage of 16 channels is 3 column taps x 2 steps of 8
