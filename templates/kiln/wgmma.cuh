@@ -221,9 +221,10 @@ __device__ __forceinline__ unsigned tf32Bits(float v) {
 /// smallPart would, in about half the instructions: the split bounds
 /// 3xTF32's convolutions, bench/NOTES.md v31). Infinities are carried by
 /// big alone (small 0, not inf - inf), as is finite v that rounds past the
-/// largest TF32 value (big infinite, as cvt.rna rounds it); NaN v by small
-/// where big is not NaN. Tested once per four (small is finite unless one
-/// of them is): a test per element cost 50%.
+/// largest TF32 value (big infinite, as cvt.rna rounds it); a NaN v leaves
+/// a NaN in small (one that survives the rounding; big may be one too).
+/// Tested once per four (small is finite unless one of them is): a test
+/// per element cost 50%.
 __device__ __forceinline__ void split(const float4 &v, float4 &big,
                                       float4 &small) {
   big = make_float4(
