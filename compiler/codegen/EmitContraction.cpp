@@ -367,7 +367,9 @@ static std::string convEpilogue(const FusionGroup &g, const Schedule &s,
   for (const Node *e : g.epilogue)
     if (llvm::is_contained(g.outputs, e->result()))
       live.push_back(e->result());
-  pe.emitNodes(g.epilogue, live, "epilogue", pre, functions);
+  // (Past 60 nodes the chain becomes a function of this name, which must
+  // not be the lambda's.)
+  pe.emitNodes(g.epilogue, live, "convEpilogue", pre, functions);
   if (llvm::is_contained(g.outputs, y))
     pe.store(y, pl.of(y), pre);
   for (const Value *v : live)

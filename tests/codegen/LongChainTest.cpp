@@ -67,5 +67,42 @@ TEST(LongChain, MoreAreOneFunctionCalledPerLane) {
       << src;
 }
 
+// A convolution's epilogue past 60 nodes is one function too, whose name
+// is not the epilogue lambda's (both were `epilogue`: NVRTC refused the
+// kernel). The tensor-core convolution in TF32 and 3xTF32, and the
+// depthwise one, compile with NVRTC for sm_90a.
+TEST(LongChain, ConvolutionEpiloguesOfMoreCompile) {
+  for (const char *groups : {"1", "16"})
+    for (MatmulPrecision p :
+         {MatmulPrecision::High, MatmulPrecision::Highest}) {
+      const bool depthwise = std::string(groups) == "16";
+      std::string kg = fmt::format(
+          "graph c(x: f32[2, 16, 20, 24]) {{\n"
+          "  param w: f32[32, {}, 3, 3] = uniform(-0.1, 0.1, seed=1)\n"
+          "  param b: f32[32] = uniform(-0.1, 0.1, seed=2)\n"
+          "  a0 = conv2d(x, w, b, padding=1, groups={})\n",
+          depthwise ? 1 : 16, groups);
+      const char *const steps[] = {"relu(a{})", "sigmoid(a{})", "tanh(a{})"};
+      for (int i = 1; i <= 70; ++i)
+        kg += fmt::format("  a{} = ", i) +
+              fmt::format(fmt::runtime(steps[i % 3]), i - 1) + "\n";
+      kg += "  return a70, a35\n}\n";
+      auto g = parseGraph(kg, "conv_chain.kg");
+      ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+      CompileOptions opts = offlineOptions(false);
+      opts.matmulPrecision = p;
+      auto exe = Executable::compile(**g, {{2, 16, 20, 24}}, opts);
+      ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+      ASSERT_EQ((*exe)->kernels().size(), 1u);
+      const EmittedKernel &k = (*exe)->kernels().front();
+      EXPECT_NE(k.source.find(depthwise ? "kiln::depthwiseConv2d<"
+                                        : "kiln::wgmmaConv<"),
+                std::string::npos);
+      EXPECT_NE(k.source.find("__noinline__ convEpilogue_out convEpilogue("),
+                std::string::npos)
+          << k.source;
+    }
+}
+
 } // namespace
 } // namespace kiln

@@ -1092,6 +1092,22 @@ std::vector<Case> cases() {
                 {{2, 64, 19, 24}},
                 0,
                 0.0005});
+  // An epilogue of more than 60 nodes: one function (convEpilogue) called
+  // per value, with an output from mid-chain.
+  {
+    std::string kg = "graph c(x: f32[N, 32, 19, 22]) {\n"
+                     "  param w: f32[64, 32, 3, 3] = uniform(-0.1, 0.1, "
+                     "seed=1)\n"
+                     "  param b: f32[64] = uniform(-1, 1, seed=2)\n"
+                     "  p0 = conv2d(x, w, b, padding=1)\n";
+    const char *const steps[] = {"sigmoid(p{})", "tanh(p{})", "gelu(p{})",
+                                 "add(p{}, 0.25)"};
+    for (int i = 1; i <= 64; ++i)
+      kg += fmt::format("  p{} = ", i) +
+            fmt::format(fmt::runtime(steps[i % 4]), i - 1) + "\n";
+    kg += "  return p64, p31\n}\n";
+    cs.push_back({"conv_tc_long_epilogue", kg, {{2, 32, 19, 22}}});
+  }
   cs.push_back({"conv_tc_offset",
                 conv("conv2d", "N, 64, 19, 24", "64, 64, 3, 3", ", padding=1"),
                 {{2, 64, 19, 24}},
