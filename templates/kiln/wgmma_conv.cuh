@@ -955,23 +955,19 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                   convMma<NB>(acc[buf][m], a[m], db);
               }
               mmaCommit();
-              if constexpr (Passes == 3 && Groups == 1 && !PhaseBlocks) {
-                // Two steps' products in flight, so that a step's loads and
-                // split run behind both: the step two before is done (its
-                // fragments are free), and at a tap's last step the tap
-                // before's last. (With phases chosen at run time ptxas keeps
-                // every phase's fragments apart, and serialised the wgmmas,
-                // C7512.)
-                mmaWait<2>();
-                if (ks == KS - 1 && o > 0)
-                  promote((o - 1) % 2);
-              } else if constexpr (Passes == 3) {
-                mmaWait<1>(); // the step before is done: its fragments too
-                if (ks == 0 && o > 0) // the tap before's last step too
-                  promote((o - 1) % 2);
-              } else {
-                mmaWait<1>(); // the step before is done: its fragments too
-              }
+              // The step before is done (its fragments are free), or with
+              // 3xTF32 where the phase is known when compiled the step two
+              // before: two steps' products in flight, so that a step's
+              // loads and split run behind both (with phases chosen at run
+              // time ptxas keeps every phase's fragments apart, and
+              // serialised the wgmmas: C7512). 3xTF32 then adds up the tap
+              // before, whose last step is now done: at this tap's first
+              // step with one in flight, its last with two.
+              constexpr int InFlight =
+                  Passes == 3 && Groups == 1 && !PhaseBlocks ? 2 : 1;
+              mmaWait<InFlight>();
+              if (Passes == 3 && o > 0 && ks == (InFlight == 2 ? KS - 1 : 0))
+                promote((o - 1) % 2);
             }
             o += ks == KS - 1 ? 1 : 0;
           }
