@@ -1301,9 +1301,20 @@ std::vector<Case> cases() {
   const std::string maxC =
       convChain("x: f32[N, 16, 37, 44]", "conv2d(x, w, b, padding=1)",
                 "32, 16, 3, 3", 32, "  m = max(y, dim=1)\n  return m\n");
+  // The tail's node after it reading an input of the tail's shape.
+  const std::string maxPlus = convChain(
+      "x: f32[N, 32, 17, 19], z: f32[N, 17, 19]", "conv2d(x, w, b, padding=1)",
+      "32, 32, 3, 3", 32, "  m = max(y, dim=1)\n  o = add(m, z)\n  return o\n");
   for (MatmulPrecision p : {high, MatmulPrecision::Highest}) {
     const std::string at = p == high ? "_high" : "";
     const double tol = p == high ? tf32Tol : 2e-6;
+    cs.push_back({"conv_tc_max_channels_plus_input" + at,
+                  maxPlus,
+                  {{2, 32, 17, 19}, {2, 17, 19}},
+                  0,
+                  0,
+                  tol,
+                  p});
     if (p == high) // (at highest its 64 channels take two parts: no tail)
       cs.push_back({"conv_tc_min_channels_nan" + at,
                     minC,
