@@ -363,20 +363,54 @@ static std::string convEpilogue(const FusionGroup &g, const Schedule &s,
   const int vec = static_cast<int>(s.get("vec"));
   ExprEmitter pe(domain, vec, "ii", param);
   pe.bindRounded(y, "v", pre);
+  auto isOutput = [&](const Value *v) {
+    return llvm::is_contained(g.outputs, v);
+  };
+  // A tail (a reduction over the channels) reads an epilogue value or y,
+  // which the epilogue leaves in v.
+  const Value *tailIn = g.tail ? g.tail->operand(0) : nullptr;
   llvm::SmallVector<const Value *, 4> live;
   for (const Node *e : g.epilogue)
-    if (llvm::is_contained(g.outputs, e->result()))
+    if (isOutput(e->result()) || e->result() == tailIn)
       live.push_back(e->result());
   // (Past 60 nodes the chain becomes a function of this name, which must
   // not be the lambda's.)
   pe.emitNodes(g.epilogue, live, "convEpilogue", pre, functions);
-  if (llvm::is_contained(g.outputs, y))
+  if (isOutput(y))
     pe.store(y, pl.of(y), pre);
   for (const Value *v : live)
-    pe.store(v, pl.of(v), pre);
-  return fmt::format(
+    if (isOutput(v))
+      pe.store(v, pl.of(v), pre);
+  if (g.tail) {
+    const std::string a = pe.get(tailIn, pre);
+    if (a != "v")
+      pre += fmt::format("    v[0] = {}[0];\n", a);
+  }
+  std::string code = fmt::format(
       "  auto epilogue = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n", vec,
       pre);
+  if (!g.tail)
+    return code;
+  // The tail's result r for pixel k (its index in the tail's shape), then
+  // the nodes after it over that shape.
+  const Value *m = g.tail->result();
+  std::string post = fmt::format(
+      "    const {} ii = k;\n    (void)ii;\n    float tv[1] = {{r}}; // {} = "
+      "{}\n",
+      m->shape().numElements() < (int64_t(1) << 31) ? "unsigned" : "kiln::i64",
+      m->name(), opName(g.tail->op()).str());
+  ExprEmitter te(m->shape(), 1, "ii", param);
+  te.bind(m, "tv");
+  for (const Node *e : g.tailEpilogue)
+    te.emit(*e, post);
+  if (isOutput(m))
+    te.store(m, pl.of(m), post);
+  for (const Node *e : g.tailEpilogue)
+    if (isOutput(e->result()))
+      te.store(e->result(), pl.of(e->result()), post);
+  return code +
+         fmt::format("  auto tail = [&](kiln::i64 k, float r) {{\n{}  }};\n",
+                     post);
 }
 
 /// The tensor-core convolution's call (kiln/wgmma_conv.cuh), with the
@@ -404,14 +438,21 @@ static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
     signature += ", unsigned *tickets";
     args += image ? ", tickets" : ", nullptr, nullptr, nullptr, tickets";
   }
+  // With a tail the epilogue and the tail's code travel together.
+  const std::string epi =
+      g.tail ? fmt::format("kiln::ConvTail<kiln::ReduceOp::{}, "
+                           "decltype(epilogue), decltype(tail)>{{epilogue, "
+                           "tail}}",
+                           reduceOpName(g.tail->op()))
+             : "epilogue";
   return fmt::format(
       "{}  kiln::wgmmaConv<{}, {}, {}, {}, {}, {}, {}, {}>({}, {}, {}, "
-      "epilogue{});\n",
+      "{}{});\n",
       epilogue, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
       s.get("phaseBlocks") ? "true" : "false", s.get("vec"),
       image ? "true" : "false", s.get("pingPong") ? "true" : "false",
       pl.of(n.operand(0)), pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr",
-      args);
+      epi, args);
 }
 
 llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,

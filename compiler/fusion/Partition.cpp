@@ -225,6 +225,7 @@ private:
   bool feedsNorm(const Value *v);
   bool tryNorm(unsigned pos);
   bool tryTail(unsigned pos);
+  bool tryChannelTail(unsigned pos, int gi);
   bool tryTailEpilogue(unsigned pos);
   /// Whether no operand of node `pos` comes from a group (other than gi)
   /// that depends on group gi.
@@ -431,10 +432,12 @@ bool Partitioner::operandsIndependent(unsigned pos, int gi) const {
 ///  - a min or max of a GroupNorm group's anchor or epilogue value, over
 ///    every dim but the first (the batch);
 ///  - a min, max, sum, mean or logsumexp of a contraction group's last stage
-///  (the values after its norm, or
-///    without one the anchor and epilogue values), when its kernel takes an
-///    epilogue, over the last dims (at least the last: each key gathers
-///    whole rows of the tiles).
+///    (the values after its norm, or without one the anchor and epilogue
+///    values), when its kernel takes an epilogue, over the last dims (at
+///    least the last: each key gathers whole rows of the tiles);
+///  - the same of a convolution's anchor or epilogue value over its
+///    channels (dim 1 of NCHW) where the kernel's tiles hold every channel
+///    (contractionEpilogue given the reduction says so).
 bool Partitioner::tryTail(unsigned pos) {
   const Node *n = order_[pos];
   const bool minMax = n->op() == OpKind::Min || n->op() == OpKind::Max;
@@ -446,6 +449,8 @@ bool Partitioner::tryTail(unsigned pos) {
   if (gi < 0 || groups_[gi].tail >= 0)
     return false;
   Work &w = groups_[gi];
+  if (w.kind == GroupKind::Convolution)
+    return tryChannelTail(pos, gi);
   const bool contraction = w.kind == GroupKind::Contraction;
   if (!contraction && (w.kind != GroupKind::GroupNorm || !minMax))
     return false;
@@ -482,6 +487,28 @@ bool Partitioner::tryTail(unsigned pos) {
   return true;
 }
 
+/// A reduction over the channels (dim 1) of a convolution group's anchor or
+/// epilogue value becomes its tail.
+bool Partitioner::tryChannelTail(unsigned pos, int gi) {
+  const Node *n = order_[pos];
+  Work &w = groups_[gi];
+  const Value *in = n->operand(0);
+  if (!isAnchorOrEpilogue(w, in) || in->shape().rank() != 4 ||
+      !floatTensors(*n, false) || !opts_.contractionEpilogue ||
+      !opts_.contractionEpilogue(*order_[w.anchor], n))
+    return false;
+  llvm::Expected<llvm::SmallVector<int64_t, 4>> dims = reducedDims(*n);
+  if (!dims) {
+    llvm::consumeError(dims.takeError());
+    return false;
+  }
+  if (dims->size() != 1 || (*dims)[0] != 1 || !fits(gi, pos))
+    return false;
+  w.tail = static_cast<int>(pos);
+  join(gi, pos);
+  return true;
+}
+
 /// An elementwise node reading a tail's result (or a node after it) joins
 /// the tail epilogue when all of its other operands come from outside the
 /// group (the GroupNorm values are gone by then) and it runs over the same
@@ -509,6 +536,11 @@ bool Partitioner::tryTailEpilogue(unsigned pos) {
     if (!w.tailEpilogue.empty() &&
         order_[w.tailEpilogue.front()]->result()->shape() !=
             n->result()->shape())
+      continue;
+    // A convolution's tail epilogue runs per output pixel, over the tail's
+    // own shape.
+    if (w.kind == GroupKind::Convolution &&
+        n->result()->shape() != order_[w.tail]->result()->shape())
       continue;
     w.tailEpilogue.push_back(pos);
     inTailEpilogue_[pos] = true;

@@ -401,6 +401,13 @@ static std::optional<Schedule>
 wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
                   MatmulPrecision precision, bool constantParams = false);
 
+/// Whether the tensor-core convolution of schedule `s` can reduce over the
+/// channels in its epilogue: one part of the output channels (each tile
+/// holds every channel of its pixels) and one group.
+static bool convTakesChannelTail(const Schedule &s, const ConvShape &c) {
+  return c.groups == 1 && s.get("nb") == c.cout;
+}
+
 /// The fewest values of w a block of the tensor-core convolution gathers
 /// for it to copy a made-once image of them instead (wgmmaConvSchedule).
 constexpr int64_t kConvImageMinGather = 8192;
@@ -494,11 +501,14 @@ static std::optional<Schedule> depthwiseSchedule(const Node &n,
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
                               const TargetInfo &t, MatmulPrecision precision) {
   // The tensor-core and depthwise convolutions': elementwise nodes, no
-  // group_norm yet.
+  // group_norm yet; the tensor-core one's a reduction over the channels
+  // where its tiles hold them all (convTakesChannelTail).
   if (getOpInfo(anchor.op()).family == OpFamily::Convolution) {
     const ConvShape c = convShape(anchor);
-    return !norm && (wgmmaConvSchedule(anchor, c, t, precision) ||
-                     depthwiseSchedule(anchor, c));
+    std::optional<Schedule> s = wgmmaConvSchedule(anchor, c, t, precision);
+    if (norm && getOpInfo(norm->op()).family == OpFamily::Reduction)
+      return s && convTakesChannelTail(*s, c);
+    return !norm && (s || depthwiseSchedule(anchor, c));
   }
   // The tensor-core kernel's: an f32 linear, or a matmul it runs.
   std::optional<LinearShape> l;
@@ -740,8 +750,26 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                      "{} groups are more than Kiln's GPU kernel takes (65535)",
                      groups);
   if (std::optional<Schedule> s =
-          wgmmaConvSchedule(n, c, tg, precision, constantParams))
+          wgmmaConvSchedule(n, c, tg, precision, constantParams)) {
+    if (g.tail) {
+      // The partitioner asked contractionTakesEpilogue, which schedules
+      // alike; a tail's values are reduced one at a time (no pairs).
+      if (!convTakesChannelTail(*s, c))
+        return diag(g.tail->loc(),
+                    "internal: the convolution's tiles do not hold every "
+                    "channel for the fused {}",
+                    opName(g.tail->op()).str());
+      s->set("vec", 1);
+      s->reason += fmt::format(", {} over the channels in the epilogue",
+                               opName(g.tail->op()).str());
+    }
     return std::move(*s);
+  }
+  if (g.tail)
+    return diag(g.tail->loc(),
+                "internal: a {} fused into a convolution "
+                "that does not run on tensor cores",
+                opName(g.tail->op()).str());
   if (std::optional<Schedule> s = depthwiseSchedule(n, c))
     return std::move(*s);
   TileShape t = pickConvTile(pixels, cout / groups);

@@ -98,12 +98,68 @@
 #define KILN_WGMMA_CONV_CUH
 
 #include "kiln/conv.cuh"
+#include "kiln/reduce.cuh"
 #include "kiln/wgmma.cuh"
 
 namespace kiln {
 
+/// The epilogue of a convolution whose output channels are reduced (Op) in
+/// it: epi(i, v) runs the elementwise nodes on y's element i (NCHW index),
+/// stores what the group returns and leaves the reduction's operand in
+/// v[0]; done(k, r) gets pixel k's result (y's index without the channel)
+/// and runs the nodes after the reduction.
+template <ReduceOp Op, class Epi, class Done> struct ConvTail {
+  static constexpr ReduceOp kOp = Op;
+  Epi epi;
+  Done done;
+};
+template <class E> struct ConvTailOf { static constexpr bool kTail = false; };
+template <ReduceOp Op, class Epi, class Done>
+struct ConvTailOf<ConvTail<Op, Epi, Done>> {
+  static constexpr bool kTail = true;
+};
+
 #ifdef KILN_HAS_WGMMA
 namespace wg {
+
+/// Op over a pixel's N values, N / 4 in each lane of its quad (lanes 4 q to
+/// 4 q + 3); every lane of the quad gets the result, as reduce.cuh's
+/// reduceOne gives it: min and max propagate NaN, sums in double, and
+/// logsumexp shifts by the max unless that is infinite. Every lane of the
+/// warp must call it (shuffles).
+template <ReduceOp Op, int N>
+__device__ __forceinline__ float quadReduce(const float (&v)[N / 4]) {
+  if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
+    ReduceAcc<Op> a;
+#pragma unroll
+    for (int i = 0; i < N / 4; ++i)
+      a.add(v[i]);
+    a.merge(4);
+    return a.v;
+  } else if constexpr (Op == ReduceOp::Sum || Op == ReduceOp::Mean) {
+    SumAcc a;
+#pragma unroll
+    for (int i = 0; i < N / 4; ++i)
+      a.add(v[i]);
+    a.merge(4);
+    return Op == ReduceOp::Sum ? static_cast<float>(a.v)
+                               : static_cast<float>(a.v / N);
+  } else {
+    ReduceAcc<ReduceOp::Max> mx;
+#pragma unroll
+    for (int i = 0; i < N / 4; ++i)
+      mx.add(v[i]);
+    mx.merge(4);
+    const float shift = isinf(mx.v) ? 0.0f : mx.v;
+    SumAcc sum;
+#pragma unroll
+    for (int i = 0; i < N / 4; ++i)
+      sum.v += expf(v[i] - shift);
+    sum.merge(4); // (NaN max: every lane of the quad takes it, below)
+    const float r = logf(static_cast<float>(sum.v)) + shift;
+    return mx.v != mx.v ? mx.v : r;
+  }
+}
 
 #define KILN_CONV_D4 "%0, %1, %2, %3"
 #define KILN_CONV_D8 KILN_CONV_D4 ", %4, %5, %6, %7"
@@ -998,46 +1054,87 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     const int n = tile / (tilesR * tilesC);
     const int oh0 = tile / tilesC % tilesR * T, ow0 = tile % tilesC * T;
     const int py = CP == 2 ? phase : phase / SW;
+    // The bias of this thread's channel 8 j + 2 tq + e of the part.
+    auto biasOf = [&](int j, int e) {
+      float bv = 0.f;
+      if constexpr (HasBias && BiasKept)
+        bv = b[2 * j + e];
+      else if constexpr (HasBias)
+        bv = biasShared[8 * j + 2 * tq + e];
+      return bv;
+    };
+    if constexpr (ConvTailOf<Epi>::kTail) {
+      // The channels reduced (one part: NB is Cout): each pixel's values
+      // through the epilogue, NB / 4 a thread, combined over its quad;
+      // the quad's first thread passes the result on.
+      static_assert(Parts == 1 && Vec == 1, "a tile holds every channel");
 #pragma unroll
-    for (int m = 0; m < MB; ++m)
-#pragma unroll
-      for (int j = 0; j < NB / 8; ++j) {
-        const int oh = SH * (oh0 + rowOf(m)) + py;
+      for (int m = 0; m < MB; ++m)
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int co = part * NB + 8 * j + 2 * tq + e;
-            const i64 row = ((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo;
-            float bv = 0.f;
-            if constexpr (HasBias && BiasKept)
-              bv = b[2 * j + e];
-            else if constexpr (HasBias)
-              bv = biasShared[8 * j + 2 * tq + e];
-            // Column phase cw's value (acc[cw] with CP 2).
-            auto value = [&](int cw) {
-              return acc[cw][m][4 * j + 2 * h + e] + bv;
-            };
-            const int ow = SW * (ow0 + g + 8 * h) + (CP == 2 ? 0 : phase % SW);
-            if constexpr (Vec == 2) {
-              // Wo even: ow + 1 < Wo where ow < Wo.
-              if ((Ho % (T * SH) != 0 && oh >= Ho) ||
-                  (Wo % (T * SW) != 0 && ow >= Wo))
-                continue;
-              float v[2] = {value(0), value(1)};
-              epi(row + ow, v);
-            } else {
+          for (int cw = 0; cw < CP; ++cw) {
+            const int oh = SH * (oh0 + rowOf(m)) + py;
+            const int ow = SW * (ow0 + g + 8 * h) + (CP == 2 ? cw : phase % SW);
+            const bool inside = !((Ho % (T * SH) != 0 && oh >= Ho) ||
+                                  (Wo % (T * SW) != 0 && ow >= Wo));
+            float vals[NB / 4];
 #pragma unroll
-              for (int cw = 0; cw < CP; ++cw) {
+            for (int j = 0; j < NB / 8; ++j)
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const int co = 8 * j + 2 * tq + e;
+                float v[1] = {acc[cw][m][4 * j + 2 * h + e] + biasOf(j, e)};
+                if (inside)
+                  epi.epi(((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo +
+                              ow,
+                          v);
+                vals[2 * j + e] = v[0];
+              }
+            const float r = quadReduce<Epi::kOp, NB>(vals);
+            if (inside && tq == 0)
+              epi.done((static_cast<i64>(n) * Ho + oh) * Wo + ow, r);
+          }
+    } else {
+#pragma unroll
+      for (int m = 0; m < MB; ++m)
+#pragma unroll
+        for (int j = 0; j < NB / 8; ++j) {
+          const int oh = SH * (oh0 + rowOf(m)) + py;
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int co = part * NB + 8 * j + 2 * tq + e;
+              const i64 row =
+                  ((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo;
+              const float bv = biasOf(j, e);
+              // Column phase cw's value (acc[cw] with CP 2).
+              auto value = [&](int cw) {
+                return acc[cw][m][4 * j + 2 * h + e] + bv;
+              };
+              const int ow =
+                  SW * (ow0 + g + 8 * h) + (CP == 2 ? 0 : phase % SW);
+              if constexpr (Vec == 2) {
+                // Wo even: ow + 1 < Wo where ow < Wo.
                 if ((Ho % (T * SH) != 0 && oh >= Ho) ||
-                    (Wo % (T * SW) != 0 && ow + cw >= Wo))
+                    (Wo % (T * SW) != 0 && ow >= Wo))
                   continue;
-                float v[1] = {value(cw)};
-                epi(row + ow + cw, v);
+                float v[2] = {value(0), value(1)};
+                epi(row + ow, v);
+              } else {
+#pragma unroll
+                for (int cw = 0; cw < CP; ++cw) {
+                  if ((Ho % (T * SH) != 0 && oh >= Ho) ||
+                      (Wo % (T * SW) != 0 && ow + cw >= Wo))
+                    continue;
+                  float v[1] = {value(cw)};
+                  epi(row + ow + cw, v);
+                }
               }
             }
-          }
-      }
+        }
+    }
   }
 #else
   (void)x, (void)w, (void)bias, (void)epi, (void)image, (void)launches,

@@ -366,6 +366,68 @@ TEST(ContractionEpilogue, ConvolutionsTakeElementwiseEpilogues) {
   EXPECT_EQ(names(ffma.plan.groups[0].nodes()), "y");
 }
 
+// A min, max, sum, mean or logsumexp over the channels (dim 1) becomes the
+// tensor-core convolution's tail where its tiles hold every channel (one
+// part): 32 channels at high and highest; 64 at high but not at highest
+// (parts of 32 in 3xTF32). Nodes over the tail's shape join after it.
+// Other dims, conv groups and off tensor cores (sm_80): a reduction
+// kernel.
+TEST(ContractionEpilogue, ChannelReductionsAreConvolutionTails) {
+  for (const char *op : {"min", "max", "sum", "mean", "logsumexp"})
+    for (MatmulPrecision prec :
+         {MatmulPrecision::High, MatmulPrecision::Highest}) {
+      Planned p = planOf(convThen(fmt::format("  a = relu(y)\n"
+                                              "  m = {}(a, dim=1)\n"
+                                              "  o = mul(m, 2.0)\n"
+                                              "  return o\n",
+                                              op)),
+                         "sm_90", prec);
+      ASSERT_EQ(p.plan.groups.size(), 1u) << op;
+      EXPECT_EQ(p.plan.groups[0].kind, GroupKind::Convolution);
+      EXPECT_EQ(names(p.plan.groups[0].epilogue), "a");
+      EXPECT_EQ(nameOf(p.plan.groups[0].tail), "m");
+      EXPECT_EQ(names(p.plan.groups[0].tailEpilogue), "o");
+    }
+  auto conv64 = [](const std::string &rest) {
+    return "graph c(x: f32[2, 16, 20, 24]) {\n"
+           "  param w: f32[64, 16, 3, 3] = zeros\n"
+           "  param b: f32[64] = zeros\n"
+           "  y = conv2d(x, w, b, padding=1)\n" +
+           rest + "}\n";
+  };
+  const std::string min64 = conv64("  m = min(y, dim=1, keepdim=true)\n"
+                                   "  return m\n");
+  EXPECT_EQ(planOf(min64, "sm_90", MatmulPrecision::High).plan.groups.size(),
+            1u);
+  Planned parts = planOf(min64, "sm_90", MatmulPrecision::Highest);
+  ASSERT_EQ(parts.plan.groups.size(), 2u);
+  EXPECT_EQ(parts.plan.groups[1].kind, GroupKind::Reduction);
+  for (const char *dims : {"dim=2", "dim=[1, 2]", "dim=[2, 3]"}) {
+    Planned other =
+        planOf(convThen(fmt::format("  m = max(y, {})\n  return m\n", dims)),
+               "sm_90", MatmulPrecision::High);
+    EXPECT_EQ(other.plan.groups.size(), 2u) << dims;
+  }
+  Planned grouped = planOf("graph c(x: f32[2, 16, 20, 24]) {\n"
+                           "  param w: f32[32, 8, 3, 3] = zeros\n"
+                           "  param b: f32[32] = zeros\n"
+                           "  y = conv2d(x, w, b, padding=1, groups=2)\n"
+                           "  m = max(y, dim=1)\n  return m\n}\n",
+                           "sm_90", MatmulPrecision::High);
+  EXPECT_EQ(grouped.plan.groups.size(), 2u);
+  Planned ffma = planOf(convThen("  m = max(y, dim=1)\n  return m\n"), "sm_80",
+                        MatmulPrecision::High);
+  EXPECT_EQ(ffma.plan.groups.size(), 2u);
+  // A node after the tail over another shape (m broadcast back over y)
+  // stays out.
+  Planned broadcast = planOf(convThen("  m = max(y, dim=1, keepdim=true)\n"
+                                      "  d = sub(y, m)\n  return d\n"),
+                             "sm_90", MatmulPrecision::High);
+  ASSERT_EQ(broadcast.plan.groups.size(), 2u);
+  EXPECT_EQ(nameOf(broadcast.plan.groups[0].tail), "m");
+  EXPECT_TRUE(broadcast.plan.groups[0].tailEpilogue.empty());
+}
+
 // An f32 convolution's epilogue reads and writes f32 alone (as the
 // linear's): a node with an f16 operand stays out. An f16 or bf16
 // convolution's takes f32, f16 and bf16 nodes.

@@ -1280,6 +1280,71 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
+  // Reductions over the channels in the convolution's epilogue (its tail:
+  // one part of the output channels, each pixel's values combined over a
+  // quad of lanes): min with NaN (propagated), logsumexp of a relu with y
+  // returned too, a strided conv_transpose2d (both column phases a tile)
+  // into a mean and the nodes after it, and ping-pong into a max at a large
+  // offset; odd sizes throughout.
+  const std::string minC = convChain(
+      "x: f32[N, 64, 19, 24]", "conv2d(x, w, b, padding=1)", "64, 64, 3, 3", 64,
+      "  m = min(y, dim=1, keepdim=true)\n  return m\n");
+  const std::string lseC = convChain(
+      "x: f32[N, 32, 21, 30]", "conv2d(x, w, b, padding=1)", "32, 32, 3, 3", 32,
+      "  a = relu(y)\n  m = logsumexp(a, dim=1)\n"
+      "  return y, m\n");
+  const std::string meanC = convChain(
+      "x: f32[N, 16, 15, 17]", "conv_transpose2d(x, w, b, stride=2, padding=1)",
+      "16, 32, 4, 4", 32,
+      "  r = relu(y)\n  m = mean(r, dim=1)\n"
+      "  o = add(mul(m, 2.0), 1.0)\n  return o\n");
+  const std::string maxC =
+      convChain("x: f32[N, 16, 37, 44]", "conv2d(x, w, b, padding=1)",
+                "32, 16, 3, 3", 32, "  m = max(y, dim=1)\n  return m\n");
+  // The tail's node after it reading an input of the tail's shape.
+  const std::string maxPlus = convChain(
+      "x: f32[N, 32, 17, 19], z: f32[N, 17, 19]", "conv2d(x, w, b, padding=1)",
+      "32, 32, 3, 3", 32, "  m = max(y, dim=1)\n  o = add(m, z)\n  return o\n");
+  for (MatmulPrecision p : {high, MatmulPrecision::Highest}) {
+    const std::string at = p == high ? "_high" : "";
+    const double tol = p == high ? tf32Tol : 2e-6;
+    cs.push_back({"conv_tc_max_channels_plus_input" + at,
+                  maxPlus,
+                  {{2, 32, 17, 19}, {2, 17, 19}},
+                  0,
+                  0,
+                  tol,
+                  p});
+    if (p == high) // (at highest its 64 channels take two parts: no tail)
+      cs.push_back({"conv_tc_min_channels_nan" + at,
+                    minC,
+                    {{2, 64, 19, 24}},
+                    0,
+                    0.0005,
+                    tol,
+                    p});
+    cs.push_back({"conv_tc_logsumexp_channels" + at,
+                  lseC,
+                  {{3, 32, 21, 30}},
+                  0,
+                  0,
+                  tol,
+                  p});
+    cs.push_back({"conv_tc_mean_channels_transposed" + at,
+                  meanC,
+                  {{2, 16, 15, 17}},
+                  0,
+                  0,
+                  tol,
+                  p});
+    cs.push_back({"conv_tc_max_channels_offset" + at,
+                  maxC,
+                  {{2, 16, 37, 44}},
+                  100,
+                  0,
+                  tol,
+                  p});
+  }
   // f16 and bf16 convolutions: the patch kept in halves, products in their
   // type (exact) at every precision, y rounded to its dtype before the
   // epilogue's ops (as PyTorch's). Rows of 30 (4-byte copies), 32 (16-byte;

@@ -670,6 +670,46 @@ conv_ping_pong_cin16(const float *x, const float *w, const float *b,
   EXPECT_NE(ptx.find("atom.global.add.u32"), std::string::npos);
 }
 
+// A reduction over the channels in the epilogue (ConvTail: one part of the
+// output channels, each pixel's values combined over a quad of lanes):
+// ping-pong TF32 into a min, 3xTF32 into a logsumexp, and a strided
+// conv_transpose2d (both column phases a tile) into a mean. No spill and
+// no wait that ptxas adds; the quads' shuffles are there.
+TEST(WgmmaConvCompile, ChannelTails) {
+  const char *source = R"(
+#include "kiln/wgmma_conv.cuh"
+#define KERNEL(name)                                                           \
+  extern "C" __global__ void __launch_bounds__(384, 1)                         \
+  name(const float *x, const float *w, const float *b, float *y, float *m)
+#define TAIL(op)                                                               \
+  auto epi = [&](kiln::i64 i, float (&v)[1]) { y[i] = v[0]; };                \
+  auto done = [&](kiln::i64 k, float r) { m[k] = r; };                         \
+  kiln::ConvTail<kiln::ReduceOp::op, decltype(epi), decltype(done)> tail{epi,  \
+                                                                         done}
+KERNEL(conv_min_ping_pong) {
+  TAIL(Min);
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 19, 24, 64, 3, 3, 1, 1, 1, 1>,
+                  true, 1, 64, false, 1, false, true>(x, w, b, tail);
+}
+KERNEL(conv_logsumexp_3xtf32) {
+  TAIL(LogSumExp);
+  kiln::wgmmaConv<kiln::Conv2dParams<3, 32, 21, 30, 32, 3, 3, 1, 1, 1, 1>,
+                  true, 3, 32>(x, w, b, tail);
+}
+KERNEL(convt_mean_column_phases) {
+  TAIL(Mean);
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 32, 13, 21, 32, 3, 3, 2, 2,
+                                              1, 1, 1, 1, 1, 1, 1>,
+                  true, 1, 32>(x, w, b, tail);
+}
+)";
+  const std::string ptx = convPtxOnTensorCores(
+      source, "wgmma_conv_tail_test.cu",
+      {"m64n64k8.f32.tf32.tf32", "m64n32k8.f32.tf32.tf32"});
+  EXPECT_NE(ptx.find("shfl.sync.bfly"), std::string::npos);
+  EXPECT_NE(ptx.find("ex2.approx"), std::string::npos); // logsumexp's expf
+}
+
 /// How often `what` occurs in `text`.
 size_t occurrences(const std::string &text, const std::string &what) {
   size_t n = 0;
