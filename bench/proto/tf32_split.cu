@@ -1,10 +1,12 @@
 // Every float through kiln::wg::split (3xTF32's parts of x: two integer
 // instructions a rounding) against the parts cvt.rna.tf32.f32 gives
-// (roundTf32, smallPart). Finite x whose rounding stays finite: the bits
-// of both parts must be the same. Infinities, and finite x that rounds
-// past the largest TF32 value: big x's infinity, small 0 (as cvt.rna).
-// NaN: big or small a NaN as the tensor cores read it (its low 13 bits
-// dropped). Also its speed against cvt.rna's in a loop (the split alone).
+// (big = cvt(x), small = cvt(x - big)), and the same for kiln::wg::splitOne
+// (one value's parts, for weights). Finite x whose rounding stays finite:
+// the bits of both parts must be the same. Infinities, and finite x that
+// rounds past the largest TF32 value: big 0, small the infinity cvt.rna
+// gives (a small part meets only big parts, of their values' signs). NaN:
+// big or small a NaN as the tensor cores read it (its low 13 bits
+// dropped). Also split's speed against cvt.rna's in a loop.
 //   nvcc -O3 -arch=sm_90a -std=c++17 -I templates -I bench/proto \
 //        bench/proto/tf32_split.cu -o tf32_split
 #include "kiln/wgmma.cuh"
@@ -18,13 +20,15 @@ __device__ float roundTf32(float v) {
   return v;
 #endif
 }
-__device__ float smallPart(float v, float big) {
+__device__ void splitOne(float v, float &big, float &small) {
 #ifdef KILN_HAS_WGMMA
-  return kiln::wg::smallPart(v, big);
+  kiln::wg::splitOne(v, big, small);
 #else
-  return v - big;
+  big = v, small = 0.f;
 #endif
 }
+// The parts as cvt.rna gives them (finite v, rounding to a finite big).
+__device__ float smallPart(float v, float big) { return roundTf32(v - big); }
 __device__ void split(const float4 &v, float4 &big, float4 &small) {
 #ifdef KILN_HAS_WGMMA
   kiln::wg::split(v, big, small);
@@ -55,8 +59,12 @@ __global__ void sweep(unsigned long long *stats) {
     const float vs[4] = {v.x, v.y, v.z, v.w};
     const float bs[4] = {big.x, big.y, big.z, big.w};
     const float ss[4] = {small.x, small.y, small.z, small.w};
-    for (int k = 0; k < 4; ++k) {
-      const float x = vs[k], b = bs[k], sm = ss[k];
+    for (int k = 0; k < 8; ++k) {
+      // k < 4: split's parts of lane k; k >= 4: splitOne's of lane k - 4.
+      const float x = vs[k % 4];
+      float b = bs[k % 4], sm = ss[k % 4];
+      if (k >= 4)
+        splitOne(x, b, sm);
       const float b0 = roundTf32(x);
       auto tf32 = [](float f) {
         return __uint_as_float(__float_as_uint(f) & 0xffffe000u);
@@ -66,7 +74,7 @@ __global__ void sweep(unsigned long long *stats) {
         s[SpecialBad] += !isnan(tf32(b)) && !isnan(tf32(sm));
       } else if (isinf(x) || isinf(b0)) {
         ++(isinf(x) ? s[Special] : s[Over]);
-        const bool ok = same(b, b0) && same(sm, 0.f);
+        const bool ok = same(b, 0.f) && same(sm, b0);
         s[isinf(x) ? SpecialBad : OverBad] += !ok;
       } else {
         ++s[Finite];
@@ -121,7 +129,8 @@ int main() {
   CK(cudaMemset(d, 0, sizeof h));
   sweep<<<132 * 16, 256>>>(d);
   CK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
-  std::printf("each float twice: finite %llu (parts unlike cvt.rna's: %llu); "
+  std::printf("each float twice by split and twice by splitOne: finite %llu "
+              "(parts unlike cvt.rna's: %llu); "
               "inf/NaN %llu "
               "(wrong: %llu); rounded past TF32's largest %llu (wrong: "
               "%llu)\n",

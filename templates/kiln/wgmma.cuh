@@ -203,10 +203,22 @@ __device__ __forceinline__ float roundTf32(float v) {
   return __uint_as_float(r);
 }
 
-/// 3xTF32's small part of v, whose big part is big = roundTf32(v): 0 where
-/// big is infinite or NaN (it carries v alone).
-__device__ __forceinline__ float smallPart(float v, float big) {
-  return isfinite(big) ? roundTf32(v - big) : 0.f;
+/// 3xTF32 multiplies x = bx + sx by w = bw + sw as bx*bw + bx*sw + sx*bw:
+/// a small part meets only the other operand's big part, whose sign is its
+/// value's and which is 0 only where its value is. So an infinity goes to
+/// small, with big 0 (inf * w then keeps w's sign; in big it would also
+/// meet w's small part, of either sign or 0: inf - inf or inf * 0, NaN).
+/// Only inf * inf (an infinite x and w) gives NaN (0 * inf). splitOne is
+/// one value's parts, each rounded to TF32 (as cvt.rna.tf32.f32): an
+/// infinity, v's or that of finite v rounded past TF32's largest value, in
+/// small with big 0; a NaN in small (big may be one too, and one whose
+/// payload is in its low 13 bits alone reads as infinite in big).
+__device__ __forceinline__ void splitOne(float v, float &big, float &small) {
+  big = roundTf32(v);
+  small = isfinite(big) ? roundTf32(v - big)
+          : isnan(v)    ? __uint_as_float(0x7fc00000u)
+                        : big;
+  big = isinf(big) ? 0.f : big;
 }
 
 /// v's bits rounded to TF32 as cvt.rna.tf32.f32 rounds (to nearest, ties
@@ -217,14 +229,13 @@ __device__ __forceinline__ unsigned tf32Bits(float v) {
   return (__float_as_uint(v) + 0x1000u) & 0xffffe000u;
 }
 
-/// v = big + small, each element rounded to TF32 (as roundTf32 and
-/// smallPart would, in about half the instructions: the split bounds
-/// 3xTF32's convolutions, bench/NOTES.md v31). Infinities are carried by
-/// big alone (small 0, not inf - inf), as is finite v that rounds past the
-/// largest TF32 value (big infinite, as cvt.rna rounds it); a NaN v leaves
-/// a NaN in small (one that survives the rounding; big may be one too).
-/// Tested once per four (small is finite unless one of them is): a test
-/// per element cost 50%.
+/// v = big + small, each element rounded to TF32 (as splitOne would, in
+/// about half the instructions: the split bounds 3xTF32's convolutions,
+/// bench/NOTES.md v31). An infinity, v's or that of finite v rounded past
+/// the largest TF32 value, is small's with big 0, as in splitOne; a NaN v
+/// leaves a NaN in small (one that survives the rounding; big may be one
+/// too). Tested once per four (small is finite unless one of them is): a
+/// test per element cost 50%.
 __device__ __forceinline__ void split(const float4 &v, float4 &big,
                                       float4 &small) {
   big = make_float4(
@@ -234,13 +245,18 @@ __device__ __forceinline__ void split(const float4 &v, float4 &big,
   if (!isfinite(small.x + small.y + small.z + small.w)) {
     // small is inf - inf (v infinite: big is v), -inf or inf (rounded past
     // TF32), or NaN (v NaN: a NaN whose bits survive tf32Bits).
-    auto carry = [](float v, float big, float small) {
-      return isfinite(small)               ? small
-             : isnan(small) && !(v == big) ? __uint_as_float(0x7fc00000u)
-                                           : 0.f;
+    auto carry = [](float v, float &big, float &small) {
+      if (isfinite(small))
+        return;
+      if (isnan(v)) {
+        small = __uint_as_float(0x7fc00000u);
+      } else {
+        small = big;
+        big = 0.f;
+      }
     };
-    small = make_float4(carry(v.x, big.x, small.x), carry(v.y, big.y, small.y),
-                        carry(v.z, big.z, small.z), carry(v.w, big.w, small.w));
+    carry(v.x, big.x, small.x), carry(v.y, big.y, small.y);
+    carry(v.z, big.z, small.z), carry(v.w, big.w, small.w);
   }
   small = make_float4(
       __uint_as_float(tf32Bits(small.x)), __uint_as_float(tf32Bits(small.y)),
@@ -330,9 +346,10 @@ __device__ __forceinline__ void transposeAll(const E *__restrict__ b,
       const i64 at = base + static_cast<i64>(n) * K + k;
       if constexpr (Split) {
         static_assert(sizeof(E) == 4, "3xTF32 splits f32");
-        const float big = roundTf32(x);
+        float big, small;
+        splitOne(x, big, small);
         out[at] = big;
-        out[all + at] = smallPart(x, big);
+        out[all + at] = small;
       } else {
         out[at] = x;
       }

@@ -463,10 +463,11 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         if constexpr (K16) {
           *reinterpret_cast<TX *>(dst + off) = v; // exact: no rounding
         } else if constexpr (Passes == 3) {
-          const float big = roundTf32(v);
+          float big, small;
+          splitOne(v, big, small);
           *reinterpret_cast<float *>(dst + off) = big;
           *reinterpret_cast<float *>(dst + Kept * SPT * SliceBytes + off) =
-              smallPart(v, big);
+              small;
         } else {
           *reinterpret_cast<float *>(dst + off) = roundTf32(toFloat(v));
         }

@@ -636,6 +636,34 @@ std::vector<Case> cases() {
       {"linear_3d_input", linear("B, T, 512", 300, 512), {{3, 50, 512}}});
   cs.push_back(
       {"linear_nan", linear("M, 512", 200, 512), {{64, 512}}, 0, 0.002});
+  // Infinite inputs at highest. 3xTF32 multiplies x's big part by w's big
+  // and small parts, and w's small part has the other sign from w half the
+  // time (inf - inf) or is 0 where w's TF32 value is exact (inf * 0; every
+  // weight of full(0.375)); so an infinity must be x's small part (big 0),
+  // which meets only w's big part. Some results are inf - inf (NaN) in the
+  // reference too. w split by the blocks, or before them (over 32 row
+  // tiles: linear_inf_split_weights), or transposed and split (matmul).
+  Case linearInf{"linear_inf", linear("M, 512", 200, 512), {{64, 512}}};
+  linearInf.infRate = 0.002;
+  cs.push_back(linearInf);
+  linearInf.name = "linear_inf_exact_weights";
+  linearInf.kg = "graph lin(x: f32[M, 512]) {\n"
+                 "  param w: f32[200, 512] = full(0.375)\n"
+                 "  param b: f32[200] = uniform(-1, 1, seed=2)\n"
+                 "  y = linear(x, w, b)\n  return y\n}\n";
+  cs.push_back(linearInf);
+  linearInf.name = "linear_inf_split_weights";
+  linearInf.kg = "graph lin(x: f32[M, 512]) {\n"
+                 "  param w: f32[200, 512] = full(0.375)\n"
+                 "  y = linear(x, w)\n  return y\n}\n";
+  linearInf.shapes = {{4100, 512}};
+  cs.push_back(linearInf);
+  linearInf.name = "matmul_inf_exact_weights";
+  linearInf.kg = "graph mm(x: f32[M, 512]) {\n"
+                 "  param w: f32[512, 200] = full(0.375)\n"
+                 "  y = matmul(x, w)\n  return y\n}\n";
+  linearInf.shapes = {{100, 512}};
+  cs.push_back(linearInf);
   cs.push_back({"linear_nan_high",
                 linear("M, 512", 200, 512),
                 {{64, 512}},
@@ -1108,6 +1136,22 @@ std::vector<Case> cases() {
     kg += "  return p64, p31\n}\n";
     cs.push_back({"conv_tc_long_epilogue", kg, {{2, 32, 19, 22}}});
   }
+  // Infinite inputs (see linear_inf): the weights split when bound.
+  Case convInf{"conv_tc_inf",
+               conv("conv2d", "N, 64, 19, 24", "64, 64, 3, 3", ", padding=1"),
+               {{2, 64, 19, 24}}};
+  convInf.infRate = 0.0005;
+  cs.push_back(convInf);
+  convInf.name = "conv_tc_inf_exact_weights";
+  convInf.kg = "graph c(x: f32[N, 64, 19, 24]) {\n"
+               "  param w: f32[64, 64, 3, 3] = full(0.375)\n"
+               "  param b: f32[64] = uniform(-1, 1, seed=2)\n"
+               "  y = conv2d(x, w, b, padding=1)\n  return y\n}\n";
+  cs.push_back(convInf);
+  convInf.name = "conv_tc_inf_exact_weights_high";
+  convInf.precision = high;
+  convInf.tol = tf32Tol;
+  cs.push_back(convInf);
   cs.push_back({"conv_tc_offset",
                 conv("conv2d", "N, 64, 19, 24", "64, 64, 3, 3", ", padding=1"),
                 {{2, 64, 19, 24}},

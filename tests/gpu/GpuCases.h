@@ -29,6 +29,7 @@ struct Case {
   /// CompileOptions::constantParams (kernels keep what they derive from the
   /// parameters across runs, as the CLI compiles).
   bool constantParams = false;
+  double infRate = 0; // fraction of input elements set to +inf or -inf
 };
 
 /// Every case of the GPU suite.

@@ -42,11 +42,16 @@ class GpuKernels : public GpuTest,
                    public ::testing::WithParamInterface<Case> {};
 
 HostTensor randomTensor(DType dtype, llvm::ArrayRef<int64_t> shape,
-                        std::mt19937_64 &rng, double offset, double nanRate) {
+                        std::mt19937_64 &rng, double offset, double nanRate,
+                        double infRate = 0) {
   HostTensor t(dtype, shape);
   std::uniform_real_distribution<double> u(-1.0, 1.0), p(0.0, 1.0);
-  for (int64_t i = 0; i < t.numel(); ++i)
-    t.set(i, p(rng) < nanRate ? NAN : offset + u(rng));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double r = p(rng), v = offset + u(rng);
+    t.set(i, r < nanRate             ? NAN
+             : r < nanRate + infRate ? std::copysign(INFINITY, v)
+                                     : v);
+  }
   return t;
 }
 
@@ -121,7 +126,7 @@ TEST_P(GpuKernels, MatchesReference) {
     std::vector<HostTensor> inputs;
     for (size_t i = 0; i < c.shapes.size(); ++i)
       inputs.push_back(randomTensor((*g)->inputs()[i]->dtype(), c.shapes[i],
-                                    rng, c.offset, c.nanRate));
+                                    rng, c.offset, c.nanRate, c.infRate));
     return inputs;
   };
   std::vector<HostTensor> inputs = fresh();
