@@ -918,8 +918,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
           // PhaseBlocks: the phase is known only at run time, so ptxas keeps
           // every phase's fragments apart while products are in flight
           // (C7512, serialised wgmmas); none crosses from one stage to the
-          // next.
-          if constexpr (PhaseBlocks)
+          // next. So with a row phase chosen at run time and one stage a
+          // tile (Cin 16: C7515 otherwise), where the wait costs nothing:
+          // the tile's products are all done there.
+          if (PhaseBlocks || (Groups > 1 && Chunks == 1 && ph % CP == CP - 1))
             mmaWait<0>();
         } else {
 #pragma unroll

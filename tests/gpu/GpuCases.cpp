@@ -1202,6 +1202,11 @@ std::vector<Case> cases() {
       "conv_transpose2d(x, w, b, stride=2, padding=1)", "32, 64, 4, 4", 64,
       "  z = add(y, r)\n  out = leaky_relu(z, negative_slope=0.1)\n"
       "  return out\n");
+  // One stage a tile (16 input channels) with the row phase chosen at run
+  // time and both column phases a tile (TF32): 21 x 26 outputs.
+  const std::string s2k3Cin16 = convChain(
+      "x: f32[N, 16, 11, 13]", "conv_transpose2d(x, w, b, stride=2, padding=1)",
+      "16, 32, 3, 3", 32, "  r = relu(y)\n  return r\n");
   // Stride 3 and dilation 2: phases of one, two and no taps a dim.
   const std::string s3d2 =
       convChain("x: f32[N, 16, 13, 12]",
@@ -1528,6 +1533,13 @@ std::vector<Case> cases() {
   cs.push_back({"conv_tc_s2k4_residual_high",
                 s2k4,
                 {{2, 32, 15, 16}, {2, 64, 30, 32}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"conv_tc_s2k3_cin16_high",
+                s2k3Cin16,
+                {{3, 16, 11, 13}},
                 0,
                 0,
                 tf32Tol,

@@ -710,6 +710,35 @@ KERNEL(convt_mean_column_phases) {
   EXPECT_NE(ptx.find("ex2.approx"), std::string::npos); // logsumexp's expf
 }
 
+// A strided conv_transpose2d with both column phases a tile (TF32), its row
+// phase chosen at run time, and one stage a tile (16 input channels): no
+// product stays in flight past the row phase's code (ptxas serialised the
+// wgmmas, C7515, where one did), kernels 3 and 4.
+TEST(WgmmaConvCompile, ColumnPhasesOfOneStage) {
+  const char *source = R"(
+#include "kiln/wgmma_conv.cuh"
+extern "C" __global__ void __launch_bounds__(384, 1)
+convt_k3_cin16(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<3, 16, 11, 13, 32, 3, 3, 2, 2,
+                                              1, 1>,
+                  true, 1, 32>(x, w, b, kiln::ConvStore{y});
+}
+extern "C" __global__ void __launch_bounds__(384, 1)
+convt_k4_cin16_vec2(const float *x, const float *w, const float *b,
+                    float *y) {
+  auto pairs = [&](kiln::i64 i, float (&v)[2]) {
+    y[i] = v[0];
+    y[i + 1] = v[1];
+  };
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 16, 15, 16, 32, 4, 4, 2, 2,
+                                              1, 1>,
+                  true, 1, 32, false, 2>(x, w, b, pairs);
+}
+)";
+  convPtxOnTensorCores(source, "wgmma_conv_column_phases_test.cu",
+                       {"m64n32k8.f32.tf32.tf32"});
+}
+
 /// How often `what` occurs in `text`.
 size_t occurrences(const std::string &text, const std::string &what) {
   size_t n = 0;
