@@ -915,14 +915,6 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
               mmaWait<1>(); // the step before is done: its fragments are free
             }
           }
-          // PhaseBlocks: the phase is known only at run time, so ptxas keeps
-          // every phase's fragments apart while products are in flight
-          // (C7512, serialised wgmmas); none crosses from one stage to the
-          // next. So with a row phase chosen at run time and one stage a
-          // tile (Cin 16: C7515 otherwise), where the wait costs nothing:
-          // the tile's products are all done there.
-          if (PhaseBlocks || (Groups > 1 && Chunks == 1 && ph % CP == CP - 1))
-            mmaWait<0>();
         } else {
 #pragma unroll
           for (int u = 0; u < KS * KT; ++u) {
@@ -1035,6 +1027,16 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
           mmaWait<0>();
           promote((o - 1) % 2);
         }
+        // Rows shared by phase blocks: the phase is known only at run time,
+        // so ptxas keeps every phase's fragments apart while products are
+        // in flight (C7512, serialised wgmmas); none crosses from one stage
+        // to the next. So, too, with a row phase chosen at run time and
+        // one stage a tile (Cin 16: C7515 otherwise, TF32 and k16; 3xTF32
+        // waits above), where the wait costs nothing: the tile's products
+        // are all done there.
+        if ((RowReuse && PhaseBlocks) ||
+            (Passes == 1 && Groups > 1 && Chunks == 1 && ph % CP == CP - 1))
+          mmaWait<0>();
       }
       // This thread's fragment loads from the stage are done.
       barrierArrive(&empty[s]);

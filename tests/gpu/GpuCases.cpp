@@ -1400,10 +1400,11 @@ std::vector<Case> cases() {
   // two groups, a residual), 21 (one value at a time, through registers;
   // stride 2, NaN) and 14 (at highest), ping-pong (L2_19's
   // conv_transpose2d, more tiles than blocks), parts of 128, and an
-  // offset; conv2d of stride 2, whose patch leaves room for two stages
-  // only, in TF32 products (exact too), with rows of 34 and 33 (through
-  // registers). The sums differ from the reference's only in order, so
-  // results differ by an ulp where a rounding boundary falls between them.
+  // offset, 16 input channels into a strided conv_transpose2d; conv2d of
+  // stride 2, whose patch leaves room for two stages only, in TF32
+  // products (exact too), with rows of 34 and 33 (through registers). The
+  // sums differ from the reference's only in order, so results differ by
+  // an ulp where a rounding boundary falls between them.
   const struct {
     const char *name, *dtype;
     std::string kg;
@@ -1480,6 +1481,14 @@ std::vector<Case> cases() {
        s2k4,
        {{2, 32, 15, 16}, {2, 64, 30, 32}},
        100,
+       0,
+       high},
+      // One stage a tile (16 input channels), both column phases a tile.
+      {"conv_tc_bf16_s2k3_cin16",
+       "bf16",
+       s2k3Cin16,
+       {{3, 16, 11, 13}},
+       0,
        0,
        high},
       // The depthwise kernel (relu fused, NaN), and the FFMA tiles (groups

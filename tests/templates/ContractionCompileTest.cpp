@@ -899,6 +899,21 @@ KERNEL(convt_w21_f16)(const kiln::f16 *x, const kiln::f16 *w, kiln::f16 *y) {
   EXPECT_EQ(ptx.find("ld.u32"), std::string::npos);
 }
 
+// As ColumnPhasesOfOneStage, in bf16 (k16 products, each row of fragments
+// loaded for its tap): 16 input channels into a strided conv_transpose2d.
+TEST(WgmmaConvCompile, HalvesColumnPhasesOfOneStage) {
+  const std::string source = kHalfConvHead + R"(
+KERNEL(convt_k3_cin16_bf16)(const kiln::bf16 *x, const kiln::bf16 *w,
+                            const kiln::bf16 *b, kiln::bf16 *y) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<3, 16, 11, 13, 32, 3, 3, 2, 2,
+                                              1, 1>,
+                  true, 1, 32>(x, w, b, StoreHalf<kiln::bf16>{y});
+}
+)";
+  convPtxOnTensorCores(source.c_str(), "wgmma_conv_half_phases_test.cu",
+                       {"m64n32k16.f32.bf16.bf16"});
+}
+
 // k16 conv2d in ping-pong: the row taps share fragments too, one ldmatrix
 // a block row, in two commit groups of two m64 blocks each (blocks 0-1 read
 // rows 0-3, 2-3 rows 2-5): 8 loads for each of 3 column taps, 24 a stage
