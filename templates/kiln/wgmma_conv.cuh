@@ -513,6 +513,13 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // the epilogue, each load waited behind the other consumer's stores
   // (bench/NOTES.md v30).
   constexpr bool BiasKept = NB <= 64 && !PingPong;
+  // Where y's rows are not whole 32-byte sectors (Wo % 8 != 0 for f32: L2_19's
+  // 258), the epilogue's stores run 16 columns long (see its PairStores
+  // branch): runs of 8 split every sector between two stores, and with a
+  // second output or a residual read such kernels ran 2.4x as long as their
+  // aligned twins (bench/NOTES.md v37). Aligned rows keep runs of 8: the
+  // shuffle cost silu's epilogues 1.5-4.5% there.
+  constexpr bool PairStores = Vec == 1 && CP == 1 && SW == 1 && Wo % 8 != 0;
   __shared__ float biasShared[HasBias && !BiasKept ? NB : 1];
   if constexpr (HasBias && !BiasKept)
     for (int i = threadIdx.x; i < NB; i += blockDim.x)
@@ -1100,6 +1107,34 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             if (inside && tq == 0)
               epi.done((static_cast<i64>(n) * Ho + oh) * Wo + ow, r);
           }
+    } else if constexpr (PairStores) {
+      // Lanes tq and tq ^ 1 trade a value, so that each store writes 16
+      // columns of two channels (64 contiguous bytes a channel row: the
+      // even lane's channel, then the odd lane's), not 8 columns of four.
+      const bool odd = tq & 1;
+#pragma unroll
+      for (int m = 0; m < MB; ++m)
+#pragma unroll
+        for (int j = 0; j < NB / 8; ++j) {
+          const int oh = SH * (oh0 + rowOf(m)) + py;
+          const int ow = ow0 + g + (odd ? 8 : 0);
+          const bool inside =
+              !((Ho % (T * SH) != 0 && oh >= Ho) || (Wo % T != 0 && ow >= Wo));
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float bv = biasOf(j, e);
+            const float v0 = acc[0][m][4 * j + e] + bv;     // column g
+            const float v1 = acc[0][m][4 * j + 2 + e] + bv; // column g + 8
+            const float got = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 1);
+            const int co = part * NB + 8 * j + 2 * (tq & 2) + e;
+            const i64 row = ((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo;
+            float even[1] = {odd ? got : v0}, next[1] = {odd ? v1 : got};
+            if (inside) {
+              epi(row + ow, even);
+              epi(row + 2 * static_cast<i64>(Ho) * Wo + ow, next);
+            }
+          }
+        }
     } else {
 #pragma unroll
       for (int m = 0; m < MB; ++m)

@@ -1136,6 +1136,27 @@ std::vector<Case> cases() {
     kg += "  return p64, p31\n}\n";
     cs.push_back({"conv_tc_long_epilogue", kg, {{2, 32, 19, 22}}});
   }
+  // Rows of 23 floats (not whole 32-byte sectors): the epilogue's paired
+  // stores (PairStores), with a residual read and two outputs, at the
+  // ping-pong `high` and the 3xTF32 `highest`.
+  {
+    const std::string kg =
+        "graph c(x: f32[N, 64, 17, 21], r: f32[N, 64, 19, 23]) {\n"
+        "  param w: f32[64, 64, 3, 3] = uniform(-0.04, 0.04, seed=1)\n"
+        "  param b: f32[64] = uniform(-0.5, 0.5, seed=2)\n"
+        "  y = conv_transpose2d(x, w, b, stride=1)\n"
+        "  a = gelu(y)\n  o = add(a, r)\n  return a, o\n}\n";
+    cs.push_back({"conv_tc_paired_stores_residual",
+                  kg,
+                  {{3, 64, 17, 21}, {3, 64, 19, 23}}});
+    cs.push_back({"conv_tc_paired_stores_residual_high",
+                  kg,
+                  {{3, 64, 17, 21}, {3, 64, 19, 23}},
+                  0,
+                  0,
+                  tf32Tol,
+                  high});
+  }
   // Infinite inputs (see linear_inf): the weights split when bound.
   Case convInf{"conv_tc_inf",
                conv("conv2d", "N, 64, 19, 24", "64, 64, 3, 3", ", padding=1"),

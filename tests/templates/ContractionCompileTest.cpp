@@ -670,6 +670,46 @@ conv_ping_pong_cin16(const float *x, const float *w, const float *b,
   EXPECT_NE(ptx.find("atom.global.add.u32"), std::string::npos);
 }
 
+// Output rows that are not whole 32-byte sectors (Wo % 8 != 0): the
+// epilogue pairs lanes (one shuffle a pair of values) so that each store is
+// 16 contiguous columns of two channels; rows of whole sectors keep runs of
+// 8 and no shuffle (bench/NOTES.md v37). Ping-pong TF32 (L2_19's 258 x 258)
+// and 3xTF32; no spill and no wait that ptxas adds.
+TEST(WgmmaConvCompile, PairedStoresWhereRowsSplitSectors) {
+  const char *split = R"(
+#include "kiln/wgmma_conv.cuh"
+extern "C" __global__ void __launch_bounds__(384, 1)
+convt_258(const float *x, const float *w, const float *b, float *y,
+          float *image, unsigned long long *launches, unsigned *flag,
+          unsigned *tickets) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>,
+                  true, 1, 64, false, 1, true, true>(
+      x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
+}
+extern "C" __global__ void __launch_bounds__(384, 1)
+conv_3xtf32_21(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<3, 32, 19, 21, 32, 3, 3, 1, 1, 1, 1>,
+                  true, 3, 32>(x, w, b, kiln::ConvStore{y});
+}
+)";
+  const char *whole = R"(
+#include "kiln/wgmma_conv.cuh"
+extern "C" __global__ void __launch_bounds__(384, 1)
+conv_256(const float *x, const float *w, const float *b, float *y) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 40, 256, 64, 3, 3, 1, 1, 1, 1>,
+                  true, 1, 64, false, 1, false, true>(x, w, b,
+                                                       kiln::ConvStore{y});
+}
+)";
+  EXPECT_NE(convPtxOnTensorCores(split, "wgmma_conv_paired_test.cu")
+                .find("shfl.sync.bfly"),
+            std::string::npos);
+  EXPECT_EQ(convPtxOnTensorCores(whole, "wgmma_conv_runs8_test.cu",
+                                 {"m64n64k8.f32.tf32.tf32"})
+                .find("shfl.sync"),
+            std::string::npos);
+}
+
 // A reduction over the channels in the epilogue (ConvTail: one part of the
 // output channels, each pixel's values combined over a quad of lanes):
 // ping-pong TF32 into a min, 3xTF32 into a logsumexp, and a strided
