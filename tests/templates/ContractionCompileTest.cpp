@@ -673,19 +673,12 @@ conv_ping_pong_cin16(const float *x, const float *w, const float *b,
 // Output rows that are not whole 32-byte sectors (Wo % 8 != 0): the
 // epilogue pairs lanes (one shuffle a pair of values) so that each store is
 // 16 contiguous columns of two channels; rows of whole sectors keep runs of
-// 8 and no shuffle (bench/NOTES.md v37). Ping-pong TF32 (L2_19's 258 x 258)
-// and 3xTF32; no spill and no wait that ptxas adds.
+// 8 and no shuffle (bench/NOTES.md v37). 3xTF32 here (PingPong compiles
+// L2_19's TF32 kernel, 258 x 258, with its pairs); no spill and no wait that
+// ptxas adds.
 TEST(WgmmaConvCompile, PairedStoresWhereRowsSplitSectors) {
   const char *split = R"(
 #include "kiln/wgmma_conv.cuh"
-extern "C" __global__ void __launch_bounds__(384, 1)
-convt_258(const float *x, const float *w, const float *b, float *y,
-          float *image, unsigned long long *launches, unsigned *flag,
-          unsigned *tickets) {
-  kiln::wgmmaConv<kiln::ConvTranspose2dParams<128, 64, 256, 256, 64, 3, 3>,
-                  true, 1, 64, false, 1, true, true>(
-      x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
-}
 extern "C" __global__ void __launch_bounds__(384, 1)
 conv_3xtf32_21(const float *x, const float *w, const float *b, float *y) {
   kiln::wgmmaConv<kiln::Conv2dParams<3, 32, 19, 21, 32, 3, 3, 1, 1, 1, 1>,
@@ -701,7 +694,8 @@ conv_256(const float *x, const float *w, const float *b, float *y) {
                                                        kiln::ConvStore{y});
 }
 )";
-  EXPECT_NE(convPtxOnTensorCores(split, "wgmma_conv_paired_test.cu")
+  EXPECT_NE(convPtxOnTensorCores(split, "wgmma_conv_paired_test.cu",
+                                 {"m64n32k8.f32.tf32.tf32"})
                 .find("shfl.sync.bfly"),
             std::string::npos);
   EXPECT_EQ(convPtxOnTensorCores(whole, "wgmma_conv_runs8_test.cu",
