@@ -144,7 +144,8 @@ class Block:
         return (f"{self.op} k{self.k} s{self.stride} p{self.padding}"
                 + (f" op{self.output_padding}" if self.output_padding else "")
                 + (f" g{self.groups}" if self.groups != 1 else "")
-                + f": x{self.x_shape} -> {self.out_shape}")
+                + f": x{self.x_shape} -> {self.out_shape}"
+                + (" + res" if self.residual else ""))
 
     def kg(self, dtype="f32"):
         """The block as a .kg graph of `dtype` tensors, its parameters
