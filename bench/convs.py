@@ -244,6 +244,8 @@ GRAPHS = [
 ]
 for _b in GRAPHS:
     assert _b.act in ("",) + ACTS and _b.reduce in ("",) + REDUCES, _b.name
+    # res has the output's shape, which a reduction's keepdim would change.
+    assert not (_b.residual and _b.reduce), _b.name
     for _s in (_b.x_shape, _b.out_shape):
         assert 4 * _s[0] * _s[1] * _s[2] * _s[3] <= MAX_TENSOR_BYTES, _b.name
 assert len({b.name for b in GRAPHS}) == len(GRAPHS)
