@@ -619,9 +619,12 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
     }
   const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks);
   // TF32 at column stride 2: an item takes both column phases (as the
-  // template's CP), stored as pairs where the rows are even.
+  // template's CP). Where the rows are even, the epilogue stores pairs of
+  // neighbouring columns: both phases' values, or with one phase a tile at
+  // column stride 1 a value and its neighbour's (traded between lanes g and
+  // g ^ 1), half the stores and their indices.
   const int colPhases = passes == 1 && sw == 2 && !phaseBlocks ? 2 : 1;
-  const int vec = colPhases == 2 && c.wo % 2 == 0 ? 2 : 1;
+  const int vec = (colPhases == 2 || sw == 1) && c.wo % 2 == 0 ? 2 : 1;
   const long long items = wgmmaConvItems(c.batch, static_cast<int>(c.ho),
                                          static_cast<int>(c.wo), sh, sw) /
                           colPhases;

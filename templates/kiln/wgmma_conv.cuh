@@ -370,8 +370,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // second buffer), so the patch is read once for both and a thread holds
   // adjacent output columns: with Vec 2 (even Wo) it stores them as pairs.
   constexpr int CP = Passes == 1 && SW == 2 && !PhaseBlocks ? 2 : 1;
-  static_assert(Vec == 1 || (Vec == 2 && CP == 2 && Wo % 2 == 0),
-                "pairs of columns: both column phases, even rows");
+  static_assert(Vec == 1 || (Vec == 2 && (CP == 2 || SW == 1) && Wo % 2 == 0),
+                "pairs of columns: both column phases or column stride 1, "
+                "even rows");
   static_assert(NB <= 64 || CP == 1,
                 "128 channels take one accumulator buffer's registers");
   // PingPong: each consumer warpgroup takes every other item of the block
@@ -1107,6 +1108,34 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             if (inside && tq == 0)
               epi.done((static_cast<i64>(n) * Ho + oh) * Wo + ow, r);
           }
+    } else if constexpr (Vec == 2 && CP == 1) {
+      // Pairs of neighbouring columns (even Wo, column stride 1): lanes g
+      // and g ^ 1 trade two values, so that the even lane holds columns g, g
+      // + 1 and the odd one g + 7, g + 8 of each of its channels; each
+      // store instruction then writes 16 contiguous columns (two pairs a
+      // quad's lane) of four channels, half the stores of one value.
+      const bool odd = g & 1;
+      const int ow = ow0 + g + (odd ? 7 : 0);
+#pragma unroll
+      for (int m = 0; m < MB; ++m)
+#pragma unroll
+        for (int j = 0; j < NB / 8; ++j) {
+          const int oh = SH * (oh0 + rowOf(m)) + py;
+          const bool inside =
+              !((Ho % (T * SH) != 0 && oh >= Ho) || (Wo % T != 0 && ow >= Wo));
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float bv = biasOf(j, e);
+            const float v0 = acc[0][m][4 * j + e] + bv;     // column g
+            const float v1 = acc[0][m][4 * j + 2 + e] + bv; // column g + 8
+            const float got = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);
+            const int co = part * NB + 8 * j + 2 * tq + e;
+            const i64 row = ((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo;
+            float v[2] = {odd ? got : v0, odd ? v1 : got};
+            if (inside)
+              epi(row + ow, v);
+          }
+        }
     } else if constexpr (PairStores) {
       // Lanes tq and tq ^ 1 trade a value, so that each store writes 16
       // columns of two channels (64 contiguous bytes a channel row: the

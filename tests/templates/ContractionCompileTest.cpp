@@ -704,6 +704,37 @@ conv_256(const float *x, const float *w, const float *b, float *y) {
             std::string::npos);
 }
 
+// Even rows at column stride 1 with Vec 2: lanes g and g ^ 1 trade a value
+// (one shuffle a pair), and the epilogue stores pairs of neighbouring
+// columns (st.global.v2), ping-pong TF32 and 3xTF32; no spill and no wait
+// that ptxas adds.
+TEST(WgmmaConvCompile, NeighbourColumnPairs) {
+  const char *source = R"(
+#include "kiln/wgmma_conv.cuh"
+#define KERNEL(name)                                                           \
+  extern "C" __global__ void __launch_bounds__(384, 1)                         \
+  name(const float *x, const float *w, const float *b, float *y)
+KERNEL(conv_pairs_ping_pong) {
+  auto pairs = [&](kiln::i64 i, float (&v)[2]) {
+    *reinterpret_cast<float2 *>(y + i) = make_float2(v[0], v[1]);
+  };
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 37, 44, 64, 3, 3, 1, 1, 1, 1>,
+                  true, 1, 64, false, 2, false, true>(x, w, b, pairs);
+}
+KERNEL(convt_pairs_3xtf32) {
+  auto pairs = [&](kiln::i64 i, float (&v)[2]) {
+    *reinterpret_cast<float2 *>(y + i) = make_float2(v[0], v[1]);
+  };
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 32, 19, 20, 32, 3, 3>, true,
+                  3, 32, false, 2>(x, w, b, pairs);
+}
+)";
+  const std::string ptx =
+      convPtxOnTensorCores(source, "wgmma_conv_pairs_test.cu");
+  EXPECT_NE(ptx.find("shfl.sync.bfly"), std::string::npos);
+  EXPECT_NE(ptx.find("st.global.v2.f32"), std::string::npos);
+}
+
 // A reduction over the channels in the epilogue (ConvTail: one part of the
 // output channels, each pixel's values combined over a quad of lanes):
 // ping-pong TF32 into a min, 3xTF32 into a logsumexp, and a strided
