@@ -346,11 +346,13 @@ llvm::Expected<EmittedKernel> emitContraction(const FusionGroup &g,
   return k;
 }
 
-/// The lambda `epilogue(i, v)` of the tensor-core and depthwise
+/// The lambda `epilogue(i, v, live)` of the tensor-core and depthwise
 /// convolutions (kiln/wgmma_conv.cuh, kiln/depthwise.cuh): their values go
 /// through the group's epilogue one element at a time (a thread's values of
 /// one channel lie 8 columns apart in the first), or in pairs of columns
-/// (vec 2: both column phases of a conv_transpose2d of column stride 2).
+/// (vec 2). For a tile's pixels past y's edges (live false) the template
+/// passes index 0, which every operand has, and it stores nothing: its
+/// loads need no branch around them.
 static std::string convEpilogue(const FusionGroup &g, const Schedule &s,
                                 const ParamList &pl, std::string &functions) {
   const Node &n = *g.anchor;
@@ -376,19 +378,34 @@ static std::string convEpilogue(const FusionGroup &g, const Schedule &s,
   // (Past 60 nodes the chain becomes a function of this name, which must
   // not be the lambda's.)
   pe.emitNodes(g.epilogue, live, "convEpilogue", pre, functions);
+  // Every stored value first, so that the stores alone are guarded.
+  llvm::SmallVector<const Value *, 4> stored;
   if (isOutput(y))
-    pe.store(y, pl.of(y), pre);
+    stored.push_back(y);
   for (const Value *v : live)
     if (isOutput(v))
-      pe.store(v, pl.of(v), pre);
+      stored.push_back(v);
+  for (const Value *v : stored)
+    pe.get(v, pre);
+  std::string stores;
+  for (const Value *v : stored)
+    pe.store(v, pl.of(v), stores);
+  pre += "    if (live) {\n";
+  for (llvm::StringRef rest = stores; !rest.empty();) {
+    auto [line, next] = rest.split('\n');
+    pre += "  " + line.str() + "\n";
+    rest = next;
+  }
+  pre += "    }\n";
   if (g.tail) {
     const std::string a = pe.get(tailIn, pre);
     if (a != "v")
       pre += fmt::format("    v[0] = {}[0];\n", a);
   }
   std::string code = fmt::format(
-      "  auto epilogue = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n", vec,
-      pre);
+      "  auto epilogue = [&](kiln::i64 i, float (&v)[{}], bool live = true) "
+      "{{\n{}  }};\n",
+      vec, pre);
   if (!g.tail)
     return code;
   // The tail's result r for pixel k (its index in the tail's shape), then

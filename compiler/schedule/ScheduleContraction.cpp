@@ -16,6 +16,7 @@
 #include "kiln/tiling.cuh"
 
 #include <fmt/format.h>
+#include <llvm/ADT/SmallPtrSet.h>
 
 #include <algorithm>
 #include <optional>
@@ -721,6 +722,19 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   return s;
 }
 
+/// Whether g's epilogue reads a tensor of more than `perChannel` values
+/// from outside the group (a residual; a bias-like vector does not count).
+static bool epilogueReadsTensor(const FusionGroup &g, int64_t perChannel) {
+  llvm::SmallPtrSet<const Value *, 8> made{g.anchor->result()};
+  for (const Node *e : g.epilogue)
+    made.insert(e->result());
+  for (const Node *e : g.epilogue)
+    for (const Value *v : e->operands())
+      if (!made.count(v) && v->shape().numElements() > perChannel)
+        return true;
+  return false;
+}
+
 llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                                              const TargetInfo &tg,
                                              MatmulPrecision precision,
@@ -754,6 +768,17 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
                      groups);
   if (std::optional<Schedule> s =
           wgmmaConvSchedule(n, c, tg, precision, constantParams)) {
+    // One column phase a tile at rows of whole sectors, and an epilogue
+    // that reads a tensor of more than a value a channel (a residual):
+    // runs of 8 columns, not pairs. H200 (bench/NOTES.md v38): pairs made
+    // conv2d 3 x 3 64 -> 64 + residual + relu 7% slower at 256 x 256 and
+    // 6% at 128 x 128, and saved 5-6% without a residual (silu, relu).
+    // Rows not of whole sectors keep their pairs (130 x 130: equal).
+    const bool onePhase =
+        n.op() != OpKind::ConvTranspose2d || n.getInts("stride")[1] == 1;
+    if (s->get("vec") == 2 && onePhase && wo % 8 == 0 &&
+        epilogueReadsTensor(g, cout))
+      s->set("vec", 1);
     if (g.tail) {
       // The partitioner asked contractionTakesEpilogue, which schedules
       // alike; a tail's values are reduced one at a time (no pairs).

@@ -16,12 +16,17 @@
 //             w, bias, epilogue [, image, launches, imageFlag
 //             [, tickets]])
 // (Epi and TX deduced from the arguments.)
-// epilogue(i, v) takes y's elements i.. i + Vec - 1 (NCHW index) in v
-// (Vec 2: adjacent columns, below). With Image, each block copies its part
-// of the weight from `image` (parts x (PhaseBlocks: phases) of
-// WgmmaConvLayout::weightBytes, as shared memory keeps it), which the grid
-// first writes where *imageFlag is set (the parameters changed; block 0
-// clears it) and then waits at gridSync(launches): a cooperative launch.
+// epilogue(i, v, live) takes y's elements i.. i + Vec - 1 (NCHW index) in
+// v (Vec 2: adjacent columns, below); live is false for a tile's pixels
+// past y's edges, for which i is 0 and it must store nothing. It runs for
+// them too so that no branch guards its loads (a residual input's), which
+// the compiler then issues many at a time (with a branch, one at a time,
+// each waited for: 2x as long at 130 x 130, bench/NOTES.md v38).
+// With Image, each block copies its part of the weight from `image` (parts
+// x (PhaseBlocks: phases) of WgmmaConvLayout::weightBytes, as shared
+// memory keeps it), which the grid first writes where *imageFlag is set
+// (the parameters changed; block 0 clears it) and then waits at
+// gridSync(launches): a cooperative launch.
 // Without it, each block gathers and rounds its part from w itself.
 // tickets: 2 x parts counters, zero before the first launch (each launch
 // leaves them zero), from which the blocks take their items one at a time.
@@ -295,8 +300,10 @@ __device__ __forceinline__ void arriveOnCopies(u64 *b) {
 /// Stores a convolution's output values (wgmmaConv's default epilogue).
 struct ConvStore {
   float *y;
-  __device__ __forceinline__ void operator()(i64 i, float (&v)[1]) const {
-    y[i] = v[0];
+  __device__ __forceinline__ void operator()(i64 i, float (&v)[1],
+                                             bool live = true) const {
+    if (live)
+      y[i] = v[0];
   }
 };
 
@@ -1132,8 +1139,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             const int co = part * NB + 8 * j + 2 * tq + e;
             const i64 row = ((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo;
             float v[2] = {odd ? got : v0, odd ? v1 : got};
-            if (inside)
-              epi(row + ow, v);
+            epi(inside ? row + ow : 0, v, inside);
           }
         }
     } else if constexpr (PairStores) {
@@ -1158,10 +1164,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             const int co = part * NB + 8 * j + 2 * (tq & 2) + e;
             const i64 row = ((static_cast<i64>(n) * Cout + co) * Ho + oh) * Wo;
             float even[1] = {odd ? got : v0}, next[1] = {odd ? v1 : got};
-            if (inside) {
-              epi(row + ow, even);
-              epi(row + 2 * static_cast<i64>(Ho) * Wo + ow, next);
-            }
+            epi(inside ? row + ow : 0, even, inside);
+            epi(inside ? row + 2 * static_cast<i64>(Ho) * Wo + ow : 0, next,
+                inside);
           }
         }
     } else {
@@ -1186,19 +1191,17 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                   SW * (ow0 + g + 8 * h) + (CP == 2 ? 0 : phase % SW);
               if constexpr (Vec == 2) {
                 // Wo even: ow + 1 < Wo where ow < Wo.
-                if ((Ho % (T * SH) != 0 && oh >= Ho) ||
-                    (Wo % (T * SW) != 0 && ow >= Wo))
-                  continue;
                 float v[2] = {value(0), value(1)};
-                epi(row + ow, v);
+                const bool inside = !((Ho % (T * SH) != 0 && oh >= Ho) ||
+                                      (Wo % (T * SW) != 0 && ow >= Wo));
+                epi(inside ? row + ow : 0, v, inside);
               } else {
 #pragma unroll
                 for (int cw = 0; cw < CP; ++cw) {
-                  if ((Ho % (T * SH) != 0 && oh >= Ho) ||
-                      (Wo % (T * SW) != 0 && ow + cw >= Wo))
-                    continue;
                   float v[1] = {value(cw)};
-                  epi(row + ow + cw, v);
+                  const bool inside = !((Ho % (T * SH) != 0 && oh >= Ho) ||
+                                        (Wo % (T * SW) != 0 && ow + cw >= Wo));
+                  epi(inside ? row + ow + cw : 0, v, inside);
                 }
               }
             }

@@ -366,6 +366,39 @@ TEST(ContractionEpilogue, ConvolutionsTakeElementwiseEpilogues) {
   EXPECT_EQ(names(ffma.plan.groups[0].nodes()), "y");
 }
 
+// A residual read in the epilogue keeps runs of 8 columns where rows are
+// whole sectors (pairs cost that 6-7%, bench/NOTES.md v38); rows that are
+// not (130 wide) and epilogues without one (a per-channel input does not
+// count) keep their pairs.
+TEST(ContractionEpilogue, ResidualsPairColumnsOnlyWhereRowsSplitSectors) {
+  auto vecOf = [](const std::string &op, int h, int out, bool residual) {
+    Planned p = planOf(
+        fmt::format("graph c(x: f32[2, 64, {0}, {0}], r: f32[2, 64, {1}, "
+                    "{1}], s: f32[64, 1, 1]) {{\n"
+                    "  param w: f32[64, 64, 3, 3] = zeros\n"
+                    "  y = {2}(x, w{3})\n  a = add(y, {4})\n"
+                    "  o = relu(a)\n  return o\n}}\n",
+                    h, out, op, op == "conv2d" ? ", padding=1" : "",
+                    residual ? "r" : "s"),
+        "sm_90", MatmulPrecision::High);
+    EXPECT_EQ(p.plan.groups.size(), 1u) << op << " " << out;
+    if (p.plan.groups.size() != 1)
+      return int64_t{0};
+    auto s = scheduleGroup(p.plan.groups[0], defaultTarget("sm_90"),
+                           MatmulPrecision::High);
+    if (!s) {
+      ADD_FAILURE() << llvm::toString(s.takeError());
+      return int64_t{0};
+    }
+    EXPECT_EQ(s->kernel, "wgmmaConv") << op << " " << out;
+    return s->get("vec");
+  };
+  EXPECT_EQ(vecOf("conv2d", 256, 256, true), 1);
+  EXPECT_EQ(vecOf("conv2d", 256, 256, false), 2);
+  EXPECT_EQ(vecOf("conv_transpose2d", 128, 130, true), 2);
+  EXPECT_EQ(vecOf("conv_transpose2d", 128, 130, false), 2);
+}
+
 // A min, max, sum, mean or logsumexp over the channels (dim 1) becomes the
 // tensor-core convolution's tail where its tiles hold every channel (one
 // part): 32 channels at high and highest; 64 at high but not at highest

@@ -491,7 +491,10 @@ KERNEL(convt_s2_k3)(const float *x, const float *w, const float *b, float *y) {
 }
 KERNEL(convt_s2_k4_relu)(const float *x, const float *w, const float *b,
                          float *y) {
-  auto relu = [&](kiln::i64 i, float (&v)[1]) { y[i] = fmaxf(v[0], 0.f); };
+  auto relu = [&](kiln::i64 i, float (&v)[1], bool live) {
+    if (live)
+      y[i] = fmaxf(v[0], 0.f);
+  };
   kiln::wgmmaConv<kiln::ConvTranspose2dParams<4, 64, 33, 36, 64, 4, 4, 2, 2,
                                               1, 1>,
                   true, 1, 16>(x, w, b, relu);
@@ -715,15 +718,17 @@ TEST(WgmmaConvCompile, NeighbourColumnPairs) {
   extern "C" __global__ void __launch_bounds__(384, 1)                         \
   name(const float *x, const float *w, const float *b, float *y)
 KERNEL(conv_pairs_ping_pong) {
-  auto pairs = [&](kiln::i64 i, float (&v)[2]) {
-    *reinterpret_cast<float2 *>(y + i) = make_float2(v[0], v[1]);
+  auto pairs = [&](kiln::i64 i, float (&v)[2], bool live) {
+    if (live)
+      *reinterpret_cast<float2 *>(y + i) = make_float2(v[0], v[1]);
   };
   kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 37, 44, 64, 3, 3, 1, 1, 1, 1>,
                   true, 1, 64, false, 2, false, true>(x, w, b, pairs);
 }
 KERNEL(convt_pairs_3xtf32) {
-  auto pairs = [&](kiln::i64 i, float (&v)[2]) {
-    *reinterpret_cast<float2 *>(y + i) = make_float2(v[0], v[1]);
+  auto pairs = [&](kiln::i64 i, float (&v)[2], bool live) {
+    if (live)
+      *reinterpret_cast<float2 *>(y + i) = make_float2(v[0], v[1]);
   };
   kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 32, 19, 20, 32, 3, 3>, true,
                   3, 32, false, 2>(x, w, b, pairs);
@@ -791,9 +796,11 @@ convt_k3_cin16(const float *x, const float *w, const float *b, float *y) {
 extern "C" __global__ void __launch_bounds__(384, 1)
 convt_k4_cin16_vec2(const float *x, const float *w, const float *b,
                     float *y) {
-  auto pairs = [&](kiln::i64 i, float (&v)[2]) {
-    y[i] = v[0];
-    y[i + 1] = v[1];
+  auto pairs = [&](kiln::i64 i, float (&v)[2], bool live) {
+    if (live) {
+      y[i] = v[0];
+      y[i + 1] = v[1];
+    }
   };
   kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 16, 15, 16, 32, 4, 4, 2, 2,
                                               1, 1>,
@@ -916,8 +923,9 @@ const std::string kHalfConvHead = R"(
 #define KERNEL(name) extern "C" __global__ void __launch_bounds__(384, 1) name
 template <class T> struct StoreHalf {
   T *y;
-  __device__ void operator()(kiln::i64 i, float (&v)[1]) const {
-    kiln::storeVec<1>(y + i, v);
+  __device__ void operator()(kiln::i64 i, float (&v)[1], bool live) const {
+    if (live)
+      kiln::storeVec<1>(y + i, v);
   }
 };
 )";
