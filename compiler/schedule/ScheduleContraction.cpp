@@ -400,7 +400,8 @@ llvm::Expected<Schedule> scheduleContraction(const FusionGroup &g,
 
 static std::optional<Schedule>
 wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
-                  MatmulPrecision precision, bool constantParams = false);
+                  MatmulPrecision precision, bool constantParams = false,
+                  bool residual = false);
 
 /// Whether the tensor-core convolution of schedule `s` can reduce over the
 /// channels in its epilogue: one part of the output channels (each tile
@@ -536,10 +537,13 @@ bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
 /// the weight (as shared memory keeps them: rounded, 3xTF32's parts,
 /// swizzled) are made once into a workspace when the parameter changes,
 /// and each block copies its own (field `image`: their bytes; 0 where each
-/// block gathers its part from w).
+/// block gathers its part from w). `residual`: the epilogue reads a tensor
+/// of the output's size (pairs of columns then only where rows split
+/// sectors, see vec).
 static std::optional<Schedule>
 wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
-                  MatmulPrecision precision, bool constantParams) {
+                  MatmulPrecision precision, bool constantParams,
+                  bool residual) {
   auto stride = n.getInts("stride"), pad = n.getInts("padding"),
        dil = n.getInts("dilation");
   const Shape &w = n.operand(1)->shape();
@@ -623,9 +627,14 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // template's CP). Where the rows are even, the epilogue stores pairs of
   // neighbouring columns: both phases' values, or with one phase a tile at
   // column stride 1 a value and its neighbour's (traded between lanes g and
-  // g ^ 1), half the stores and their indices.
+  // g ^ 1), half the stores and their indices. Not that trade at rows of
+  // whole sectors where the epilogue reads a residual: H200 (bench/NOTES.md
+  // v38), it made conv2d 3 x 3 64 -> 64 + residual + relu 7% slower at 256
+  // x 256 and 6% at 128 x 128, and saved 5-6% without a residual (silu,
+  // relu); rows not of whole sectors keep it (130 x 130: equal).
   const int colPhases = passes == 1 && sw == 2 && !phaseBlocks ? 2 : 1;
-  const int vec = (colPhases == 2 || sw == 1) && c.wo % 2 == 0 ? 2 : 1;
+  const bool trade = sw == 1 && !(residual && c.wo % 8 == 0);
+  const int vec = (colPhases == 2 || trade) && c.wo % 2 == 0 ? 2 : 1;
   const long long items = wgmmaConvItems(c.batch, static_cast<int>(c.ho),
                                          static_cast<int>(c.wo), sh, sw) /
                           colPhases;
@@ -766,19 +775,8 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
     return attrError(n, "groups",
                      "{} groups are more than Kiln's GPU kernel takes (65535)",
                      groups);
-  if (std::optional<Schedule> s =
-          wgmmaConvSchedule(n, c, tg, precision, constantParams)) {
-    // One column phase a tile at rows of whole sectors, and an epilogue
-    // that reads a tensor of more than a value a channel (a residual):
-    // runs of 8 columns, not pairs. H200 (bench/NOTES.md v38): pairs made
-    // conv2d 3 x 3 64 -> 64 + residual + relu 7% slower at 256 x 256 and
-    // 6% at 128 x 128, and saved 5-6% without a residual (silu, relu).
-    // Rows not of whole sectors keep their pairs (130 x 130: equal).
-    const bool onePhase =
-        n.op() != OpKind::ConvTranspose2d || n.getInts("stride")[1] == 1;
-    if (s->get("vec") == 2 && onePhase && wo % 8 == 0 &&
-        epilogueReadsTensor(g, cout))
-      s->set("vec", 1);
+  if (std::optional<Schedule> s = wgmmaConvSchedule(
+          n, c, tg, precision, constantParams, epilogueReadsTensor(g, cout))) {
     if (g.tail) {
       // The partitioner asked contractionTakesEpilogue, which schedules
       // alike; a tail's values are reduced one at a time (no pairs).
