@@ -521,12 +521,13 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // the epilogue, each load waited behind the other consumer's stores
   // (bench/NOTES.md v30).
   constexpr bool BiasKept = NB <= 64 && !PingPong;
-  // Where y's rows are not whole 32-byte sectors (Wo % 8 != 0 for f32: L2_19's
-  // 258), the epilogue's stores run 16 columns long (see its PairStores
-  // branch): runs of 8 split every sector between two stores, and with a
-  // second output or a residual read such kernels ran 2.4x as long as their
-  // aligned twins (bench/NOTES.md v37). Aligned rows keep runs of 8: the
-  // shuffle cost silu's epilogues 1.5-4.5% there.
+  // Where y's rows are not whole 32-byte sectors and not even (odd Wo: even
+  // ones take Vec 2's pairs, 16 columns a store too), the epilogue's stores
+  // run 16 columns long (see its PairStores branch): runs of 8 split every
+  // sector between two stores, and with a second output or a residual read
+  // such kernels ran 2.4x as long as their aligned twins (bench/NOTES.md
+  // v37). Aligned rows keep runs of 8: the shuffle cost silu's epilogues
+  // 1.5-4.5% there.
   constexpr bool PairStores = Vec == 1 && CP == 1 && SW == 1 && Wo % 8 != 0;
   __shared__ float biasShared[HasBias && !BiasKept ? NB : 1];
   if constexpr (HasBias && !BiasKept)
