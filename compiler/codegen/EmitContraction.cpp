@@ -57,6 +57,27 @@ static std::string addDerivedWorkspaces(ParamList &pl, WgmmaSplitW mode,
   return args;
 }
 
+/// Appends to `code` the stores of `stored` into their buffers, each value
+/// computed first and the stores alone under the lambda's `live`: the
+/// tensor-core templates run their epilogues for a tile's elements past the
+/// result's edges too (live false, index 0), so that no branch guards the
+/// epilogue's loads.
+static void storeWhereLive(ExprEmitter &e, llvm::ArrayRef<const Value *> stored,
+                           const ParamList &pl, std::string &code) {
+  for (const Value *v : stored)
+    e.get(v, code);
+  std::string stores;
+  for (const Value *v : stored)
+    e.store(v, pl.of(v), stores);
+  code += "    if (live) {\n";
+  for (llvm::StringRef rest = stores; !rest.empty();) {
+    auto [line, next] = rest.split('\n');
+    code += "  " + line.str() + "\n";
+    rest = next;
+  }
+  code += "    }\n";
+}
+
 /// linear on Hopper's tensor cores with its fused epilogue: `pre` runs the
 /// elementwise nodes after the linear on pairs of columns (one column where
 /// N is odd; runs of 8 for f16 and bf16 without a group_norm) and stores the
@@ -112,11 +133,13 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
         (g.norm && g.norm->operand(0) == e->result()) || e->result() == tailIn)
       live.push_back(e->result());
   pe.emitNodes(g.epilogue, live, "epilogue", pre, functions);
+  llvm::SmallVector<const Value *, 4> stored;
   if (isOutput(y))
-    pe.store(y, pl.of(y), pre);
+    stored.push_back(y);
   for (const Node *e : g.epilogue)
     if (isOutput(e->result()))
-      pe.store(e->result(), pl.of(e->result()), pre);
+      stored.push_back(e->result());
+  storeWhereLive(pe, stored, pl, pre);
   if (g.tail && !g.norm)
     leaveInV(pe.get(tailIn, pre), pre);
   std::string post = "    (void)ii;\n";
@@ -155,11 +178,13 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
       if (isOutput(e->result()) || e->result() == tailIn)
         postLive.push_back(e->result());
     po.emitNodes(g.normEpilogue, postLive, "normEpilogue", post, functions);
+    llvm::SmallVector<const Value *, 4> postStored;
     if (isOutput(gn.result()))
-      po.store(gn.result(), pl.of(gn.result()), post);
+      postStored.push_back(gn.result());
     for (const Node *e : g.normEpilogue)
       if (isOutput(e->result()))
-        po.store(e->result(), pl.of(e->result()), post);
+        postStored.push_back(e->result());
+    storeWhereLive(po, postStored, pl, post);
     if (g.tail)
       leaveInV(po.get(tailIn, post), post);
   }
@@ -269,14 +294,17 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
       "\"kiln/ops.cuh\"\n#include \"kiln/wgmma.cuh\"\n\n{}"
       "extern \"C\" __global__ void __launch_bounds__({}, 1)\n"
       "KILN_NAME({}) {{\n{}"
-      "  auto pre = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
-      "  auto post = [&](kiln::i64 i, float (&v)[{}]) {{\n{}  }};\n"
+      "  auto pre = [&](kiln::i64 i, float (&v)[{}], bool live = true) "
+      "{{\n{}  }};\n"
+      "  auto post = [&](kiln::i64 i, float (&v)[{}], bool live = true) "
+      "{{\n{}  }};\n"
       "  kiln::wgmmaLinear<kiln::GemmShape<{}, {}, {}>, "
       "kiln::WgmmaConfig<{}, {}, {}{}>, {}, kiln::WgmmaEpilogue<{}, {}>{}>(\n"
       "      {}, {}, {}, pre, post, {}{});\n{}}}\n",
       what, s.reason, pl.halfInclude(), functions, kWgmmaThreads, signature,
-      tailDecl, vec, pre, vec, g.norm ? post : "    (void)i, (void)v;\n", l.m,
-      l.n, l.k, s.get("bn"), s.get("stages"), s.get("passes"),
+      tailDecl, vec, pre, vec,
+      g.norm ? post : "    (void)i, (void)v, (void)live;\n", l.m, l.n, l.k,
+      s.get("bn"), s.get("stages"), s.get("passes"),
       splitW != kWgmmaSplitNone || splitK > 1
           ? fmt::format(", kiln::kWgmmaGroupM, {}{}{}", splitW,
                         matmul       ? ", true"
@@ -378,25 +406,13 @@ static std::string convEpilogue(const FusionGroup &g, const Schedule &s,
   // (Past 60 nodes the chain becomes a function of this name, which must
   // not be the lambda's.)
   pe.emitNodes(g.epilogue, live, "convEpilogue", pre, functions);
-  // Every stored value first, so that the stores alone are guarded.
   llvm::SmallVector<const Value *, 4> stored;
   if (isOutput(y))
     stored.push_back(y);
   for (const Value *v : live)
     if (isOutput(v))
       stored.push_back(v);
-  for (const Value *v : stored)
-    pe.get(v, pre);
-  std::string stores;
-  for (const Value *v : stored)
-    pe.store(v, pl.of(v), stores);
-  pre += "    if (live) {\n";
-  for (llvm::StringRef rest = stores; !rest.empty();) {
-    auto [line, next] = rest.split('\n');
-    pre += "  " + line.str() + "\n";
-    rest = next;
-  }
-  pre += "    }\n";
+  storeWhereLive(pe, stored, pl, pre);
   if (g.tail) {
     const std::string a = pe.get(tailIn, pre);
     if (a != "v")

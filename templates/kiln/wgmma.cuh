@@ -734,13 +734,21 @@ consume(unsigned char *ring, u64 *full, u64 *empty, int c, int &it, int share,
 #endif
 
 /// What follows the products in a wgmmaLinear (the fused epilogue):
-///   pre(ii, v)   v[Vec] = y[ii .. ii + Vec) (bias added, ii = m * N + n):
+///   pre(ii, v, live)
+///                v[Vec] = y[ii .. ii + Vec) (bias added, ii = m * N + n):
 ///                the elementwise nodes after the linear, storing what the
 ///                group writes, and leaving in v what the GroupNorm reads;
 ///   GroupNorm    when GroupCols > 0: each row's GroupCols-column groups,
 ///                normalised in registers (the groups lie in one tile);
-///   post(ii, v)  v = the normalised values: the affine, the nodes after,
+///   post(ii, v, live)
+///                v = the normalised values: the affine, the nodes after,
 ///                the stores (not called when GroupCols == 0).
+/// Without a GroupNorm, pre runs for a tile's elements past y's edges too,
+/// with live false and ii 0: it must store nothing then. So no branch
+/// guards its loads (a residual input's), which the compiler then issues
+/// many at a time, as it does where the tiles divide y (bench/NOTES.md
+/// v38: with a branch, one at a time, each waited for). With one, pre and
+/// post see only y's elements (live true).
 /// Vec is 8 for f16 and bf16 without a GroupNorm where 8 divides N (runs of
 /// 8 columns, 16 bytes), else 2 where N is even (pairs of columns), else 1.
 template <int Vec, int GroupCols> struct WgmmaEpilogue {
@@ -752,8 +760,10 @@ template <int Vec, int GroupCols> struct WgmmaEpilogue {
 template <class E> struct StoreLinear {
   E *y;
   template <int Vec>
-  __device__ __forceinline__ void operator()(i64 ii, float (&v)[Vec]) const {
-    storeVec<Vec>(y + ii, v);
+  __device__ __forceinline__ void operator()(i64 ii, float (&v)[Vec],
+                                             bool live = true) const {
+    if (live)
+      storeVec<Vec>(y + ii, v);
   }
 };
 template <class E> StoreLinear(E *) -> StoreLinear<E>;
@@ -862,7 +872,8 @@ template <class T> struct NoDeduce { using type = T; };
 /// Passed as `post` when there is no GroupNorm.
 struct NoPost {
   template <int Vec>
-  __device__ __forceinline__ void operator()(i64, float (&)[Vec]) const {}
+  __device__ __forceinline__ void operator()(i64, float (&)[Vec],
+                                             bool = true) const {}
 };
 
 /// Split-K's workspace (WgmmaConfig's SplitK > 1): each item's partial
@@ -1049,23 +1060,21 @@ epilogue(float (&acc)[Cfg::BN / 2], i64 rowBase, int m0, int n0, int c,
         quadExchange<1>(e[h], tq);
       }
       const int n = n0 + 8 * (j0 + tq);
-      if (N % Cfg::BN != 0 && n >= N)
-        continue;
+      const bool colIn = N % Cfg::BN == 0 || n < N;
       float b[8] = {};
       if (HasBias)
-        loadVec<8>(bias + n, b);
+        loadVec<8>(bias + (colIn ? n : 0), b);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int m = mTop + 8 * h;
-        if (M % Cfg::BM != 0 && m >= M)
-          continue;
+        const bool in = colIn && (M % Cfg::BM == 0 || m < M);
         float v[8];
 #pragma unroll
         for (int i = 0; i < 4; ++i)
           v[2 * i] = e[h][i].x + b[2 * i],
                 v[2 * i + 1] = e[h][i].y + b[2 * i + 1];
-        pre((rowBase + m) * N + n, v);
-        addKeys(h, v, 8);
+        pre(in ? (rowBase + m) * N + n : 0, v, in);
+        addKeys(h, v, in ? 8 : 0);
       }
     }
   } else {
@@ -1077,38 +1086,41 @@ epilogue(float (&acc)[Cfg::BN / 2], i64 rowBase, int m0, int n0, int c,
 #pragma unroll
       for (int j = j0; j < j0 + J; ++j) {
         const int n = n0 + 8 * j + 2 * (lane % 4);
-        if (N % Cfg::BN != 0 && n >= N)
-          continue;
+        const bool colIn = N % Cfg::BN == 0 || n < N;
         const bool pair = N % Cfg::BN == 0 || n + 1 < N;
-        const float b0 = HasBias ? toFloat(bias[n]) : 0.f;
+        const float b0 = HasBias ? toFloat(bias[colIn ? n : 0]) : 0.f;
         const float b1 = HasBias && pair ? toFloat(bias[n + 1]) : 0.f;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int m = mTop + 8 * h;
-          if (M % Cfg::BM != 0 && m >= M)
-            continue;
+          const bool in = colIn && (M % Cfg::BM == 0 || m < M);
+          // With a GroupNorm, the elements past y's edges are left out
+          // (pre, the statistics and post then keep their registers:
+          // without the branch, L2_62's kernel at 1000 rows spilled).
+          if constexpr (G > 0)
+            if (!in)
+              continue;
           float &a0 = acc[4 * j + 2 * h], &a1 = acc[4 * j + 2 * h + 1];
-          const i64 ii = (rowBase + m) * N + n;
+          const i64 ii = in ? (rowBase + m) * N + n : 0;
           constexpr bool keys = G == 0; // pre is the last stage
           if constexpr (Vec == 2) {
             float v[2] = {a0 + b0, a1 + b1};
-            pre(ii, v);
+            pre(ii, v, in);
             if constexpr (keys)
-              addKeys(h, v, 2);
+              addKeys(h, v, in ? 2 : 0);
             a0 = v[0], a1 = v[1];
           } else {
             float v[1] = {a0 + b0};
-            pre(ii, v);
+            pre(ii, v, in);
             if constexpr (keys)
-              addKeys(h, v, 1);
+              addKeys(h, v, in ? 1 : 0);
             a0 = v[0];
-            if (pair) {
-              v[0] = a1 + b1;
-              pre(ii + 1, v);
-              if constexpr (keys)
-                addKeys(h, v, 1);
-              a1 = v[0];
-            }
+            const bool both = in && pair;
+            v[0] = a1 + b1;
+            pre(both ? ii + 1 : 0, v, both);
+            if constexpr (keys)
+              addKeys(h, v, both ? 1 : 0);
+            a1 = v[0];
           }
         }
       }
@@ -1155,15 +1167,15 @@ epilogue(float (&acc)[Cfg::BN / 2], i64 rowBase, int m0, int n0, int c,
             const i64 ii = (rowBase + m) * N + n;
             if constexpr (Vec == 2) {
               float v[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};
-              post(ii, v);
+              post(ii, v, true);
               addKeys(h, v, 2);
             } else {
               float v[1] = {acc[4 * j + 2 * h]};
-              post(ii, v);
+              post(ii, v, true);
               addKeys(h, v, 1);
               if (n + 1 < N) {
                 v[0] = acc[4 * j + 2 * h + 1];
-                post(ii + 1, v);
+                post(ii + 1, v, true);
                 addKeys(h, v, 1);
               }
             }

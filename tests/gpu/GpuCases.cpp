@@ -740,6 +740,27 @@ std::vector<Case> cases() {
                        "  g = group_norm(y, groups=8)\n  out = add(g, y)\n"
                        "  return out\n"),
                 {{65, 256}}});
+  // A residual read where the tiles do not divide y (the epilogue runs
+  // for the elements past its edges too, storing nothing there): rows and
+  // odd columns (one value a call), then rows and even ones (pairs), each
+  // at both precisions, with NaN, and y stored beside.
+  for (const MatmulPrecision p : {MatmulPrecision::Highest, high})
+    for (const int n : {517, 264}) {
+      const bool h = p == high;
+      cs.push_back(
+          {fmt::format("linear_residual_ragged_{}{}", n, h ? "_high" : ""),
+           fmt::format("graph lin(x: f32[M, 520], r: f32[M, {0}]) {{\n"
+                       "  param w: f32[{0}, 520] = uniform(-1, 1, seed=1)\n"
+                       "  param b: f32[{0}] = uniform(-1, 1, seed=2)\n"
+                       "  y = linear(x, w, b)\n  z = add(y, r)\n"
+                       "  out = relu(z)\n  return out, y\n}}\n",
+                       n),
+           {{333, 520}, {333, n}},
+           0,
+           0.001,
+           h ? tf32Tol : 2e-6,
+           p});
+    }
   // 3xTF32 with w split once per run (33 row tiles): odd N and K, then w
   // as an input with NaN in x and w, then L2_37's epilogue.
   cs.push_back(

@@ -282,13 +282,14 @@ KERNEL(tf32x3_batched)(const float *x, const float *w, float *y, float *parts,
 // GroupNorm of 16 columns in the epilogue, then leaky_relu and x + x.
 KERNEL(tf32x3_l2_62_gn)(const float *x, const float *w, const float *b,
                         float *out) {
-  auto pre = [&](kiln::i64, float (&)[2]) {};
-  auto post = [&](kiln::i64 i, float (&v)[2]) {
+  auto pre = [&](kiln::i64, float (&)[2], bool) {};
+  auto post = [&](kiln::i64 i, float (&v)[2], bool live) {
     for (int l = 0; l < 2; ++l) {
       const float t = v[l] > 0.f ? v[l] : v[l] * 0.01f;
       v[l] = t + t;
     }
-    kiln::storeVec<2>(out + i, v);
+    if (live)
+      kiln::storeVec<2>(out + i, v);
   };
   kiln::wgmmaLinear<L2_62, WgmmaConfig<128, 4, 3>, true, WgmmaEpilogue<2, 16>>(
       x, w, b, pre, post, 1e-5f);
@@ -297,21 +298,22 @@ KERNEL(tf32x3_l2_62_gn)(const float *x, const float *w, const float *b,
 KERNEL(tf32_l2_37_gn)(const float *x, const float *w, const float *b,
                       const float *bias, const float *gamma,
                       const float *beta, float *out) {
-  auto pre = [&](kiln::i64 i, float (&v)[2]) {
+  auto pre = [&](kiln::i64 i, float (&v)[2], bool) {
     const unsigned ii = i; // as the emitter indexes: 32 bits, unsigned
     float b[2];
     kiln::loadVec<2>(bias + ii % 4096, b);
     for (int l = 0; l < 2; ++l)
       v[l] = v[l] / (1.f + expf(-v[l])) + b[l];
   };
-  auto post = [&](kiln::i64 i, float (&v)[2]) {
+  auto post = [&](kiln::i64 i, float (&v)[2], bool live) {
     const unsigned ii = i;
     float g[2], o[2];
     kiln::loadVec<2>(gamma + ii % 4096, g);
     kiln::loadVec<2>(beta + ii % 4096, o);
     for (int l = 0; l < 2; ++l)
       v[l] = v[l] * g[l] + o[l];
-    kiln::storeVec<2>(out + i, v);
+    if (live)
+      kiln::storeVec<2>(out + i, v);
   };
   kiln::wgmmaLinear<L2_37, WgmmaConfig<256, 4, 1>, true, WgmmaEpilogue<2, 64>>(
       x, w, b, pre, post, 1e-5f);
@@ -321,7 +323,7 @@ KERNEL(tf32_l2_37_gn)(const float *x, const float *w, const float *b,
 KERNEL(tf32_row_min)(const float *x, const float *w, const float *bias,
                      float *out, unsigned *keys, unsigned *barrier) {
   kiln::WgmmaTail<kiln::ReduceOp::Min, 1> tail{keys};
-  auto pre = [&](kiln::i64, float (&)[1]) {}; // v: the tail's operand
+  auto pre = [&](kiln::i64, float (&)[1], bool) {}; // v: the tail's operand
   kiln::wgmmaLinear<Odd, WgmmaConfig<256, 4, 1>, false, WgmmaEpilogue<1, 0>>(
       x, w, nullptr, pre, NoPost{}, 0.f, nullptr, nullptr, nullptr, &tail);
   if (threadIdx.x < 128)
@@ -337,7 +339,7 @@ KERNEL(tf32_row_min)(const float *x, const float *w, const float *bias,
 KERNEL(tf32x3_row_lse)(const float *x, const float *w, float *out,
                        unsigned *keys, unsigned *barrier, void *parts) {
   kiln::WgmmaTail<kiln::ReduceOp::LogSumExp, 1> tail{keys, parts};
-  auto pre = [&](kiln::i64, float (&)[1]) {};
+  auto pre = [&](kiln::i64, float (&)[1], bool) {};
   kiln::wgmmaLinear<Odd, WgmmaConfig<128, 4, 3>, false, WgmmaEpilogue<1, 0>>(
       x, w, nullptr, pre, NoPost{}, 0.f, nullptr, nullptr, nullptr, &tail);
   if (threadIdx.x < 128)
@@ -354,7 +356,7 @@ KERNEL(tf32x3_row_lse)(const float *x, const float *w, float *out,
 KERNEL(tf32_row_mean)(const float *x, const float *w, float *out,
                       unsigned *keys, unsigned *barrier, void *parts) {
   kiln::WgmmaTail<kiln::ReduceOp::Mean, 3> tail{keys, parts};
-  auto pre = [&](kiln::i64, float (&)[1]) {};
+  auto pre = [&](kiln::i64, float (&)[1], bool) {};
   kiln::wgmmaLinear<Odd, WgmmaConfig<256, 4, 1>, false, WgmmaEpilogue<1, 0>>(
       x, w, nullptr, pre, NoPost{}, 0.f, nullptr, nullptr, nullptr, &tail);
   if (threadIdx.x < 128)
