@@ -577,13 +577,14 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   auto kOf = [&](const WgmmaConvLayout &l) {
     return int64_t{l.taps} * ((cinG + 15) / 16 * 16);
   };
-  auto layoutFor = [&](int nb, bool phaseBlocks) {
+  auto layoutFor = [&](int nb, bool phaseBlocks, bool narrowCopies = true) {
     return WgmmaConvLayout(
         transposed, static_cast<int>(w[2].size), static_cast<int>(w[3].size),
         static_cast<int>(stride[0]), static_cast<int>(stride[1]),
         static_cast<int>(pad[0]), static_cast<int>(pad[1]),
         static_cast<int>(dil[0]), static_cast<int>(dil[1]),
-        static_cast<int>(cinG), nb, passes, phaseBlocks, half ? 2 : 4);
+        static_cast<int>(cinG), nb, passes, phaseBlocks, half ? 2 : 4,
+        narrowCopies);
   };
   // The widest part of the output channels whose weight fits. 128 only
   // with one accumulator buffer (not both column phases of a tile) and a K
@@ -591,14 +592,23 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // faster in parts of 128 than of 64 (x read once, half the fragment
   // loads a product), the 1 x 1 64 -> 128 (K 64), whose stores dominate,
   // 4% slower (bench/NOTES.md v25).
+  // Parts that fit with 16-byte copies first; 8-byte ones (the layout's
+  // fallback: rows 4 columns narrower) only where no part fits otherwise.
   auto widest = [&](bool phaseBlocks) {
-    int nb = wgmmaConvChannels(static_cast<int>(coutG), passes,
-                               passes == 1 && sw == 2 && !phaseBlocks);
-    if (nb == 128 && kOf(layoutFor(nb, phaseBlocks)) < kConvWideMinK)
-      nb = 64;
-    while (nb > 8 &&
-           layoutFor(nb, phaseBlocks).sharedBytes() > t.maxSharedPerBlock)
+    int first = wgmmaConvChannels(static_cast<int>(coutG), passes,
+                                  passes == 1 && sw == 2 && !phaseBlocks);
+    if (first == 128 && kOf(layoutFor(first, phaseBlocks)) < kConvWideMinK)
+      first = 64;
+    auto fits = [&](int nb, bool narrowCopies) {
+      return layoutFor(nb, phaseBlocks, narrowCopies).sharedBytes() <=
+             t.maxSharedPerBlock;
+    };
+    int nb = first;
+    while (nb > 8 && !fits(nb, false))
       nb /= 2;
+    if (!fits(nb, false))
+      for (nb = first; nb > 8 && !fits(nb, true);)
+        nb /= 2;
     return nb;
   };
   // Blocks of one output phase each keep that phase's taps alone: only

@@ -256,6 +256,9 @@ struct WgmmaConvLayout {
   int rows = 0, left = 0, rowW = 0, pixels = 0, plane = 0, taps = 0,
       weightBytes = 0, stages = 0;
   int elem = 4;
+  /// The producer's widest copy, in elements: the patch's rows start on
+  /// (and span whole) such chunks.
+  int chunk = 4;
   bool k16 = false;
   /// v rounded down to a multiple of n.
   KILN_HOST_DEVICE static constexpr int floorTo(int v, int n) {
@@ -278,28 +281,42 @@ struct WgmmaConvLayout {
                                              int sh, int sw, int ph, int pw,
                                              int dh, int dw, int cin, int nb,
                                              int passes, bool phaseBlocks,
-                                             int elemBytes = 4)
+                                             int elemBytes = 4,
+                                             bool narrowCopies = true)
       : elem(elemBytes) {
     shifts(transposed, kh, sh, ph, dh, dyMin, dyMax);
     shifts(transposed, kw, sw, pw, dw, dxMin, dxMax);
     // conv2d's stride spaces the tile's input rows and columns (a
     // conv_transpose2d's makes output phases instead).
     const int ish = transposed ? 1 : sh, isw = transposed ? 1 : sw;
-    const int chunk = 16 / elem; // elements a 16-byte copy
     rows = ish * (kWgmmaConvTile - 1) + 1 + dyMax - dyMin;
-    left = floorTo(dxMin, chunk);
-    rowW = (isw * (kWgmmaConvTile - 1) + 1 + dxMax - left + chunk - 1) / chunk *
-           chunk;
     taps = phaseBlocks ? convMostPhaseTaps(transposed, kh, sh, ph, dh) *
                              convMostPhaseTaps(transposed, kw, sw, pw, dw)
                        : kh * kw;
-    pixels = rows * rowW;
+    place(isw, 16 / elem); // 16-byte copies
     k16 = elem == 2;
     arrange(cin, nb, passes);
     if (k16 && stages < kWgmmaConvStages) {
       k16 = false;
       arrange(cin, nb, passes);
     }
+    // f32 patches that leave no room at 16-byte copies (conv2d 4 x 4 of
+    // stride 2 from 128 input channels: rows of 40 for the 34 a tile
+    // reads, 87.5 KiB a stage): 8-byte ones, rows of 36 (narrowCopies
+    // false: the scheduler asking what fits without them).
+    if (narrowCopies && elem == 4 && sharedBytes() > kWgmmaConvSharedLimit) {
+      place(isw, 2);
+      arrange(cin, nb, passes);
+    }
+  }
+  /// The patch's columns for copies of c elements: its first column (a
+  /// multiple of c past the tile's) and its rows' width (whole copies).
+  KILN_HOST_DEVICE constexpr void place(int isw, int c) {
+    chunk = c;
+    left = floorTo(dxMin, chunk);
+    rowW = (isw * (kWgmmaConvTile - 1) + 1 + dxMax - left + chunk - 1) / chunk *
+           chunk;
+    pixels = rows * rowW;
   }
   /// The planes' spacing, the weight's bytes and the stages for k16 (or
   /// not).
@@ -309,8 +326,8 @@ struct WgmmaConvLayout {
       while (plane % 16 != 8)
         plane += 8;
     else if (elem == 4)
-      while (plane % 32 != 8 && plane % 32 != 24)
-        plane += 4;
+      for (plane = (plane + 3) / 4 * 4; plane % 32 != 8 && plane % 32 != 24;)
+        plane += 4; // (rows of 8-byte copies: 2 mod 4 pixels at odd rows)
     else
       while (plane % 32 != 16)
         plane += 8;

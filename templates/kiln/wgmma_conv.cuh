@@ -541,17 +541,18 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     // channels a stage, whole chunks of CW columns a copy (16 bytes where W
     // is a multiple of 16 bytes' worth, else 8 or 4 bytes: x's rows are as
     // aligned as W makes them, and the patch starts at a multiple of 16
-    // bytes' worth; halves of odd W one at a time through registers), zeros
+    // bytes' worth, or of 8 where the layout takes 8-byte copies to fit:
+    // L.chunk; halves of odd W one at a time through registers), zeros
     // outside the image and past Cin.
     // (The producer spilled on 72 with 3xTF32's code; 96 + 200 fits the
     // SM's registers: 128 x 96 + 256 x 200 < 64 Ki.)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(ProducerRegs));
     const int p = threadIdx.x;
     constexpr int E = sizeof(TX);
-    constexpr int CW = W % (16 / E) == 0  ? 16 / E
-                       : W % (8 / E) == 0 ? 8 / E
-                       : W % (4 / E) == 0 ? 4 / E
-                                          : 1;
+    constexpr int CW = W % (16 / E) == 0 && L.chunk * E >= 16 ? 16 / E
+                       : W % (8 / E) == 0 && L.chunk * E >= 8 ? 8 / E
+                       : W % (4 / E) == 0                     ? 4 / E
+                                                              : 1;
     constexpr bool Copies = CW * E >= 4; // cp.async takes 4 bytes or more
     constexpr int chunksW = L.rowW / CW;
     // Halves: stage j's channel planes transposed once its copies have

@@ -1297,6 +1297,20 @@ std::vector<Case> cases() {
                   0.01,
                   tol,
                   p});
+    // 4 x 4 of stride 2 whose patch fits only with 8-byte copies (rows
+    // of 36 columns, not 40): 128 input channels at high, 64 at highest;
+    // 32-wide rows (16-byte copies otherwise), odd rows, NaN, silu.
+    const int cin = p == high ? 128 : 64;
+    cs.push_back({"conv_tc_c2d_k4_s2_narrow_copies" + at,
+                  convChain(fmt::format("x: f32[N, {}, 31, 32]", cin),
+                            "conv2d(x, w, b, stride=2, padding=1)",
+                            fmt::format("24, {}, 4, 4", cin), 24,
+                            "  s = silu(y)\n  return s\n"),
+                  {{2, cin, 31, 32}},
+                  0,
+                  0.002,
+                  tol,
+                  p});
   }
   // Grouped: 2 groups of 16 input channels into 32 each (a partial tile
   // row, 23), 4 groups of 8 into 16 with NaN, and a strided

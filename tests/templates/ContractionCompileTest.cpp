@@ -632,6 +632,47 @@ std::string convPtxOnTensorCores(const char *source, const char *file,
   return ptx;
 }
 
+// conv2d 4 x 4 of stride 2 whose patch leaves no room at 16-byte copies
+// (34 x 40 pixels a stage, 87.5 KiB): the layout takes 8-byte ones (rows
+// of 36 starting 2 columns before the tile's, even where the input's rows
+// would take 16-byte copies), which fit beside the weight at 128 input
+// channels (TF32) and 64 (3xTF32); 32 keeps 16-byte copies.
+// The scheduler picks them only where no part fits otherwise.
+TEST(WgmmaConvCompile, NarrowCopiesWhereThePatchDoesNotFit) {
+  constexpr auto layout = [](int cin, int passes) {
+    return kiln::WgmmaConvLayout(false, 4, 4, 2, 2, 1, 1, 1, 1, cin, 8, passes,
+                                 false);
+  };
+  for (const auto &[cin, passes, chunk] :
+       {std::tuple{128, 1, 2}, std::tuple{64, 3, 2}, std::tuple{32, 1, 4}}) {
+    const kiln::WgmmaConvLayout l = layout(cin, passes);
+    EXPECT_EQ(l.chunk, chunk) << cin;
+    EXPECT_EQ(l.left, chunk == 2 ? -2 : -4) << cin;
+    EXPECT_EQ(l.rowW, chunk == 2 ? 36 : 40) << cin;
+    EXPECT_LE(l.sharedBytes(), kiln::kWgmmaConvSharedLimit) << cin;
+    EXPECT_EQ(l.stages, 2) << cin;
+  }
+  const char *source = R"(
+#include "kiln/wgmma_conv.cuh"
+#define KERNEL(name)                                                           \
+  extern "C" __global__ void __launch_bounds__(384, 1)                         \
+  name(const float *x, const float *w, const float *b, float *y)
+KERNEL(conv_k4_s2_cin128) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 128, 30, 32, 16, 4, 4, 2, 2, 1, 1>,
+                  true, 1, 8>(x, w, b, kiln::ConvStore{y});
+}
+KERNEL(conv_k4_s2_cin64_3xtf32) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 64, 30, 32, 16, 4, 4, 2, 2, 1, 1>,
+                  true, 3, 8>(x, w, b, kiln::ConvStore{y});
+}
+)";
+  const std::string ptx = convPtxOnTensorCores(
+      source, "wgmma_conv_narrow_copies_test.cu", {"m64n8k8.f32.tf32.tf32"});
+  // 8-byte copies of the patch (32-wide rows would take 16), none of 16.
+  EXPECT_NE(ptx.find("cp.async.ca.shared.global"), std::string::npos);
+  EXPECT_EQ(ptx.find("cp.async.cg.shared.global"), std::string::npos);
+}
+
 // Ping-pong consumers (each a whole 16 x 16 tile, in turn): tensor cores on
 // sm_90a, the named barriers that order the consumers' turns, and the
 // rounding barrier of one warpgroup (128 threads); parts of 64 (conv2d and
