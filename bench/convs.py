@@ -241,6 +241,14 @@ GRAPHS = [
     # not whole 32-byte sectors, bench/NOTES.md v37).
     c2d(64, 64, 32, 256, "relu", residual=True),
     ct2d(64, 64, 32, 128, "relu", padding=0, stride=1, residual=True),
+    # Wide channels (ResNet's later stages), whose weight streams through
+    # the ring with the patch (bench/NOTES.md v39): 3 x 3 from 128 to 512
+    # channels, 3 x 3 of stride 2 from 64, 4 x 4 of stride 2 from 128.
+    c2d(128, 128, 32, 64, "relu"),
+    c2d(256, 256, 32, 64, "relu"),
+    c2d(512, 512, 32, 64, "relu"),
+    c2d(64, 64, 32, 256, "relu", stride=2),
+    c2d(128, 128, 32, 128, "relu", k=4, stride=2),
 ]
 for _b in GRAPHS:
     assert _b.act in ("",) + ACTS and _b.reduce in ("",) + REDUCES, _b.name

@@ -577,14 +577,15 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   auto kOf = [&](const WgmmaConvLayout &l) {
     return int64_t{l.taps} * ((cinG + 15) / 16 * 16);
   };
-  auto layoutFor = [&](int nb, bool phaseBlocks, bool narrowCopies = true) {
+  auto layoutFor = [&](int nb, bool phaseBlocks, bool narrowCopies = true,
+                       bool stream = false) {
     return WgmmaConvLayout(
         transposed, static_cast<int>(w[2].size), static_cast<int>(w[3].size),
         static_cast<int>(stride[0]), static_cast<int>(stride[1]),
         static_cast<int>(pad[0]), static_cast<int>(pad[1]),
         static_cast<int>(dil[0]), static_cast<int>(dil[1]),
         static_cast<int>(cinG), nb, passes, phaseBlocks, half ? 2 : 4,
-        narrowCopies);
+        narrowCopies, stream);
   };
   // The widest part of the output channels whose weight fits. 128 only
   // with one accumulator buffer (not both column phases of a tile) and a K
@@ -632,7 +633,24 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       nb = narrower;
       break;
     }
-  const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks);
+  // conv2d of f32 whose weight stays in shared memory only in parts
+  // narrower than 64 channels (3xTF32: 32; a part's K = taps x Cin of 1152
+  // or more, as ResNet's 3 x 3 from 128 channels) streams it instead, each
+  // stage of the ring holding its channels' weight beside the patch (from
+  // the blocks' images: w a parameter), in the widest parts that fit.
+  const int wide = passes == 1 ? 64 : 32;
+  bool stream = false;
+  if (!transposed && !half && !phaseBlocks && nb < wide && coutG > nb &&
+      constantParams && n.operand(1)->isParam()) {
+    int streamed = wgmmaConvChannels(static_cast<int>(coutG), passes);
+    while (streamed > nb &&
+           layoutFor(streamed, false, true, true).sharedBytes() >
+               t.maxSharedPerBlock)
+      streamed /= 2;
+    if (streamed > nb)
+      nb = streamed, stream = true;
+  }
+  const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks, true, stream);
   // TF32 at column stride 2: an item takes both column phases (as the
   // template's CP). Where the rows are even, the epilogue stores pairs of
   // neighbouring columns: both phases' values, or with one phase a tile at
@@ -661,6 +679,8 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   s.set("nb", nb);
   s.set("phaseBlocks", phaseBlocks);
   s.set("vec", vec);
+  if (stream)
+    s.set("stream", 1);
   // Ping-pong consumers (each a whole item, one's stores beside the other's
   // products; TF32 with one accumulator buffer): in parts of 32, or of 64
   // with K = taps x Cin of kConvPingPongMinK or more, where the
@@ -696,8 +716,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   s.archSpecific = true;
   s.reason = fmt::format(
       "implicit GEMM on {} tensor cores (wgmma), {} tiles of {}x{} pixels{} "
-      "x {} channels on {} persistent blocks, the weight in shared memory "
-      "({:.0f} KiB)",
+      "x {} channels on {} persistent blocks, the weight {} ({:.0f} KiB{})",
       accurate     ? "3xTF32 (fp32-accurate)"
       : layout.k16 ? dtypeName(n.result()->dtype()).str()
       : half       ? fmt::format("TF32 (exact for {})",
@@ -711,7 +730,11 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       : stride[0] * stride[1] > 1
           ? fmt::format(" (input stride {}x{})", stride[0], stride[1])
           : "",
-      nb, s.launch.grid, layout.weightBytes / 1024.0);
+      nb, s.launch.grid,
+      stream ? "streamed through the ring beside the patch"
+             : "in shared memory",
+      (stream ? layout.streamBytes : layout.weightBytes) / 1024.0,
+      stream ? " a stage" : "");
   if (c.groups > 1)
     s.reason +=
         fmt::format(", each block within one of the {} groups", c.groups);
@@ -731,9 +754,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // (bench/NOTES.md v25).
   const int64_t gathered = int64_t{layout.taps} * cinG * nb;
   const int64_t image = constantParams && n.operand(1)->isParam() &&
-                                gathered >= kConvImageMinGather
+                                (stream || gathered >= kConvImageMinGather)
                             ? parts * (phaseBlocks ? sh * sw : 1) *
-                                  static_cast<int64_t>(layout.weightBytes)
+                                  static_cast<int64_t>(layout.imageBytes)
                             : 0;
   s.set("image", image);
   if (image > 0)

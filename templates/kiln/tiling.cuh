@@ -251,10 +251,20 @@ KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
 /// (phaseBlocks: each of the block's phase, at most `taps`), slices of nb
 /// output channels x 128 bytes of input channels (32 f32 or 64 halves:
 /// ceil(Cin / that) a tap), 3xTF32's small parts in as many after them.
+///
+/// `stream` (conv2d of f32, the weight too large to keep: parts of fewer
+/// output channels otherwise) keeps no weight: each stage holds, after its
+/// patch (rounded up to kWgmmaAlign), its 16 input channels' weight for
+/// every tap, streamBytes: for each tap nb rows of 64 bytes (64-byte
+/// swizzle), 3xTF32's small parts in as many after them. The blocks' image
+/// holds each part's stages' weights one after another (imageBytes).
 struct WgmmaConvLayout {
   int dyMin = 0, dyMax = 0, dxMin = 0, dxMax = 0;
   int rows = 0, left = 0, rowW = 0, pixels = 0, plane = 0, taps = 0,
       weightBytes = 0, stages = 0;
+  /// A stage's weight (stream) and a part's image of the weight, in bytes.
+  int streamBytes = 0, imageBytes = 0;
+  bool stream = false;
   int elem = 4;
   /// The producer's widest copy, in elements: the patch's rows start on
   /// (and span whole) such chunks.
@@ -277,13 +287,11 @@ struct WgmmaConvLayout {
           any = true;
         }
   }
-  KILN_HOST_DEVICE constexpr WgmmaConvLayout(bool transposed, int kh, int kw,
-                                             int sh, int sw, int ph, int pw,
-                                             int dh, int dw, int cin, int nb,
-                                             int passes, bool phaseBlocks,
-                                             int elemBytes = 4,
-                                             bool narrowCopies = true)
-      : elem(elemBytes) {
+  KILN_HOST_DEVICE constexpr WgmmaConvLayout(
+      bool transposed, int kh, int kw, int sh, int sw, int ph, int pw, int dh,
+      int dw, int cin, int nb, int passes, bool phaseBlocks, int elemBytes = 4,
+      bool narrowCopies = true, bool streamWeight = false)
+      : stream(streamWeight), elem(elemBytes) {
     shifts(transposed, kh, sh, ph, dh, dyMin, dyMax);
     shifts(transposed, kw, sw, pw, dw, dxMin, dxMax);
     // conv2d's stride spaces the tile's input rows and columns (a
@@ -294,7 +302,7 @@ struct WgmmaConvLayout {
                              convMostPhaseTaps(transposed, kw, sw, pw, dw)
                        : kh * kw;
     place(isw, 16 / elem); // 16-byte copies
-    k16 = elem == 2;
+    k16 = elem == 2 && !stream;
     arrange(cin, nb, passes);
     if (k16 && stages < kWgmmaConvStages) {
       k16 = false;
@@ -332,8 +340,15 @@ struct WgmmaConvLayout {
       while (plane % 32 != 16)
         plane += 8;
     const int perSlice = k16 ? 64 : 32; // input channels a 128-byte row
-    weightBytes = taps * ((cin + perSlice - 1) / perSlice) * nb * 128 *
-                  (passes == 3 ? 2 : 1);
+    const int copies = passes == 3 ? 2 : 1;
+    weightBytes = taps * ((cin + perSlice - 1) / perSlice) * nb * 128 * copies;
+    imageBytes = weightBytes;
+    if (stream) {
+      streamBytes = taps * nb * 64 * copies;
+      imageBytes =
+          (cin + kWgmmaConvChannels - 1) / kWgmmaConvChannels * streamBytes;
+      weightBytes = 0;
+    }
     stages = kWgmmaConvStages;
     while (stages > 2 && sharedBytes() > kWgmmaConvSharedLimit)
       --stages;
@@ -342,9 +357,19 @@ struct WgmmaConvLayout {
   KILN_HOST_DEVICE constexpr int transposedOffset() const {
     return kWgmmaConvChannels * plane * elem;
   }
-  KILN_HOST_DEVICE constexpr int stageBytes() const {
+  /// A stage's patch (and its transposed copy), in bytes.
+  KILN_HOST_DEVICE constexpr int patchBytes() const {
     return transposedOffset() +
            (k16 ? kWgmmaConvChannels / 8 * pixels * 16 : 0);
+  }
+  /// Where a stage's weight starts (stream), in bytes past the stage's.
+  KILN_HOST_DEVICE constexpr int stageWeightOffset() const {
+    return (patchBytes() + kWgmmaAlign - 1) / kWgmmaAlign * kWgmmaAlign;
+  }
+  KILN_HOST_DEVICE constexpr int stageBytes() const {
+    return stream ? (stageWeightOffset() + streamBytes + kWgmmaAlign - 1) /
+                        kWgmmaAlign * kWgmmaAlign
+                  : patchBytes();
   }
   KILN_HOST_DEVICE constexpr int sharedBytes() const {
     return weightBytes + stages * stageBytes() + kWgmmaAlign;

@@ -12,8 +12,8 @@
 // for their values, the weight in f32; the patch in TX either way (half
 // the shared memory and copies), the sums in f32:
 //   wgmmaConv<Conv2dParams<...> or ConvTranspose2dParams<...>, HasBias,
-//             Passes, NB, PhaseBlocks, Vec, Image, PingPong, Epi, TX>(x,
-//             w, bias, epilogue [, image, launches, imageFlag
+//             Passes, NB, PhaseBlocks, Vec, Image, PingPong, Stream, Epi,
+//             TX>(x, w, bias, epilogue [, image, launches, imageFlag
 //             [, tickets]])
 // (Epi and TX deduced from the arguments.)
 // epilogue(i, v, live) takes y's elements i.. i + Vec - 1 (NCHW index) in
@@ -78,6 +78,15 @@
 // PhaseBlocks instead gives each block one phase and only that phase's taps of
 // the weight (the scheduler's choice where all taps would leave narrow parts;
 // its items are dealt out, tickets unused).
+// Stream (conv2d of f32, with Image) keeps no weight in shared memory:
+// each stage of the ring holds its 16 input channels' weight for every tap
+// beside the patch (WgmmaConvLayout::stream: rows of 64 bytes, 64-byte
+// swizzle), which the producer's thread 0 copies from the part's image in
+// one bulk copy completing on the stage's barrier; wgmma reads it after
+// the fragments' loads, so the consumers release a stage only once their
+// products of the next have waited out its last (a weight of 1 MiB, 3 x 3
+// from 512 channels in parts of 128, would otherwise take parts of 8:
+// 6.7x as long, bench/NOTES.md v39).
 // PingPong (TF32, one accumulator buffer, up to 64 channels) gives each
 // consumer every other item whole (4 m64 blocks), in turn: one's stores
 // overlap the other's products (the scheduler's choice where the products
@@ -294,6 +303,41 @@ __device__ __forceinline__ void arriveOnCopies(u64 *b) {
       : "memory");
 }
 
+/// barrierArrive(b) where `arrive`, without a branch.
+__device__ __forceinline__ void barrierArriveIf(u64 *b, bool arrive) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n"
+      "@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(smem(b)),
+      "r"(static_cast<int>(arrive))
+      : "memory");
+}
+
+/// Adds `bytes` to what phase of b in progress waits for (bulk copies
+/// completing on it).
+__device__ __forceinline__ void expectBytes(u64 *b, unsigned bytes) {
+  asm volatile(
+      "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem(b)),
+      "r"(bytes)
+      : "memory");
+}
+
+/// `bytes` (a multiple of 16) from global src to shared dst in one bulk
+/// copy (the async proxy), which completes them on barrier b.
+__device__ __forceinline__ void bulkCopy(unsigned dst, const void *src,
+                                         unsigned bytes, u64 *b) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+               "bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(smem(b))
+               : "memory");
+}
+
+/// A K-major operand tile in shared memory at `addr` (512-byte aligned
+/// rows of 64 bytes, 64-byte swizzle): 8-row groups 512 bytes apart.
+__device__ __forceinline__ u64 descriptor64(unsigned addr) {
+  return static_cast<u64>((addr & 0x3FFFF) >> 4) | (u64(1) << 16) |
+         (u64(512 >> 4) << 32) | (u64(2) << 62);
+}
+
 } // namespace wg
 #endif
 
@@ -311,7 +355,8 @@ template <class G, bool HasBias, int Passes = 1,
           int NB = wgmmaConvChannels(
               G::CoutG, Passes, Passes == 1 && G::kTransposed && G::SW == 2),
           bool PhaseBlocks = false, int Vec = 1, bool Image = false,
-          bool PingPong = false, class Epi = ConvStore, class TX = float>
+          bool PingPong = false, bool Stream = false, class Epi = ConvStore,
+          class TX = float>
 __device__ __forceinline__ void
 wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
           const typename SameType<TX>::type *__restrict__ bias, Epi epi,
@@ -329,7 +374,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   constexpr bool Tr = G::kTransposed;
   constexpr WgmmaConvLayout L(Tr, G::KH, G::KW, G::SH, G::SW, G::PH, G::PW,
                               G::DH, G::DW, G::CinG, NB, Passes, PhaseBlocks,
-                              sizeof(TX));
+                              sizeof(TX), true, Stream);
+  static_assert(!Stream || (Image && !Tr && !PhaseBlocks && !Half),
+                "the weight streamed: conv2d of f32, from the image");
   static_assert(L.sharedBytes() <= kWgmmaConvSharedLimit, "fits shared memory");
 #ifdef KILN_HAS_WGMMA
   using namespace wg;
@@ -464,18 +511,24 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             ci >= Cin ? TX{}
             : Tr ? w[((co / CoutG * Cin + ci) * CoutG + co % CoutG) * KT + t]
                  : w[(co * Cin + ci) * KT + t];
-        // Channel cs of the slice in 16-byte chunks of e values.
+        // Channel cs of the slice in 16-byte chunks of e values. Streamed:
+        // stage ci / CC's tap o, rows of 64 bytes, chunks swizzled by r / 2
+        // % 4 (64-byte swizzle), small parts Kept * NB rows on.
         const int cs = ci % PerSlice, e = K16 ? 8 : 4;
-        const unsigned off = (o * SPT + ci / PerSlice) * SliceBytes + r * 128 +
-                             (((cs / e) ^ (r % 8)) << 4) + (cs % e) * (16 / e);
+        const unsigned off =
+            Stream ? ci / CC * L.streamBytes + (o * NB + r) * 64 +
+                         (((ci % CC / 4) ^ (r / 2 % 4)) << 4) + ci % 4 * 4
+                   : (o * SPT + ci / PerSlice) * SliceBytes + r * 128 +
+                         (((cs / e) ^ (r % 8)) << 4) + (cs % e) * (16 / e);
+        constexpr int SmallAt =
+            Stream ? Kept * NB * 64 : Kept * SPT * SliceBytes;
         if constexpr (K16) {
           *reinterpret_cast<TX *>(dst + off) = v; // exact: no rounding
         } else if constexpr (Passes == 3) {
           float big, small;
           splitOne(v, big, small);
           *reinterpret_cast<float *>(dst + off) = big;
-          *reinterpret_cast<float *>(dst + Kept * SPT * SliceBytes + off) =
-              small;
+          *reinterpret_cast<float *>(dst + SmallAt + off) = small;
         } else {
           *reinterpret_cast<float *>(dst + off) = roundTf32(toFloat(v));
         }
@@ -494,9 +547,12 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
           static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
       for (int m = 0; m < Parts * Images; ++m)
         fill(reinterpret_cast<unsigned char *>(image) +
-                 static_cast<i64>(m) * L.weightBytes,
+                 static_cast<i64>(m) * L.imageBytes,
              m / Images, m % Images / SW, m % Images % SW, thread,
              static_cast<i64>(gridDim.x) * blockDim.x);
+      // Streamed, the images are read by bulk copies (the async proxy).
+      if constexpr (Stream)
+        asm volatile("fence.proxy.async.global;" ::: "memory");
       // Every thread has read the flag before its block arrives here, so
       // block 0 may clear it once past.
       gridSync(launches);
@@ -506,7 +562,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     const unsigned char *src =
         reinterpret_cast<const unsigned char *>(image) +
         static_cast<i64>(part * Images + (PhaseBlocks ? phase : 0)) *
-            L.weightBytes;
+            L.imageBytes;
     for (int i = threadIdx.x; i < L.weightBytes / 16; i += blockDim.x)
       copy16(smem(base) + 16 * i, src + 16 * i, true);
     copyCommit();
@@ -637,6 +693,15 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         if (it >= S)
           barrierWait(&empty[s], (it / S - 1) & 1);
         const unsigned dst = smem(patch) + s * L.stageBytes();
+        // Streamed: the stage's weight in one bulk copy from the part's
+        // image, its bytes expected before thread 0's own arrival.
+        if (Stream && p == 0) {
+          expectBytes(&full[s], L.streamBytes);
+          bulkCopy(dst + L.stageWeightOffset(),
+                   reinterpret_cast<const unsigned char *>(image) +
+                       static_cast<i64>(part * Chunks + chunk) * L.streamBytes,
+                   L.streamBytes, &full[s]);
+        }
         const TX *src = x + (static_cast<i64>(n) * G::Cin + channelGroup * Cin +
                              chunk * CC) *
                                 H * W;
@@ -781,9 +846,27 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             acc[buf][m][i] = 0.f;
         }
     };
+    // Streamed, wgmma reads a stage's weight after its fragments are
+    // loaded: the stage before is released once this stage's products have
+    // waited out its last ones (a step, 3xTF32's two in flight: two).
+    constexpr int InFlight = Passes == 3 && Groups == 1 && !PhaseBlocks ? 2 : 1;
     for (int chunk = 0; chunk < Chunks; ++chunk, ++it) {
       const int s = it % S;
+      // (A predicated arrival: a branch between the products serialised
+      // them, C7513. The steps are unrolled, so `waited` is known.)
+      int waited = 0; // this stage's steps waited on
+      auto stepDone = [&] {
+        if constexpr (Stream)
+          if (++waited == InFlight)
+            barrierArriveIf(&empty[(it + S - 1) % S], chunk > 0);
+      };
       barrierWait(&full[s], (it / S) & 1);
+      // Streamed: the descriptor of the stage's weight (a tap's 64-byte rows
+      // NB * 64 bytes on, in its units of 16 bytes).
+      const u64 dStage = Stream
+                             ? descriptor64(smem(patch) + s * L.stageBytes() +
+                                            L.stageWeightOffset())
+                             : 0;
       if constexpr (Passes == 1 && !Half) {
         // TF32: the stage rounded to nearest in place, once, by both
         // consumers (the tensor cores would truncate: a bias that grows
@@ -795,7 +878,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             reinterpret_cast<float4 *>(patch) + s * (L.stageBytes() / 16);
         constexpr int Rounders = PingPong ? 128 : 256;
         for (int i = PingPong ? threadIdx.x % 128 : threadIdx.x - 128;
-             i < L.stageBytes() / 16; i += Rounders) {
+             i < L.patchBytes() / 16; i += Rounders) {
           float4 v = st[i];
           v.x = roundTf32(v.x), v.y = roundTf32(v.y);
           v.z = roundTf32(v.z), v.w = roundTf32(v.w);
@@ -851,7 +934,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
               return any;
             };
             // Where tap t's weight for this stage's channels starts in
-            // shared memory (PhaseBlocks: at its place among its phase's).
+            // shared memory (PhaseBlocks: at its place among its phase's;
+            // streamed: in the stage).
             auto slice = [&](int t) {
               int o = t;
               if constexpr (PhaseBlocks) {
@@ -921,7 +1005,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                   continue;
                 const int t = kh * G::KW + kw;
                 const int kStep = (chunk * CC % PerSlice) / 8 + ks;
-                const u64 db = descriptor(slice(t)) + 2 * kStep;
+                const u64 db = Stream ? dStage + (t * NB * 64 >> 4) + 2 * ks
+                                      : descriptor(slice(t)) + 2 * kStep;
                 const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
 #pragma unroll
                 for (int m = 0; m < MB; ++m)
@@ -930,6 +1015,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
               }
               mmaCommit();
               mmaWait<1>(); // the step before is done: its fragments are free
+              stepDone();
             }
           }
         } else {
@@ -947,7 +1033,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             const unsigned slice =
                 wBase + ((PhaseBlocks ? o : t) * SPT + chunk * CC / PerSlice) *
                             SliceBytes;
-            const u64 db = descriptor(slice) + 2 * kStep;
+            // Streamed: the tap's rows in the stage, its two steps.
+            const u64 db = Stream ? dStage + (t * NB * 64 >> 4) + 2 * ks
+                                  : descriptor(slice) + 2 * kStep;
             const int buf = Passes == 3 ? o % 2 : CP == 2 ? cw : 0;
             // Where m64 block m's fragments start in the patch (elements).
             auto at = [&](int m) {
@@ -991,7 +1079,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 // x's big and small parts in registers, w's in shared
                 // memory: small*big + big*small + big*big.
                 const u64 dbSmall =
-                    descriptor(slice + Kept * SPT * SliceBytes) + 2 * kStep;
+                    Stream ? db + (Kept * NB * 64 >> 4)
+                           : descriptor(slice + Kept * SPT * SliceBytes) +
+                                 2 * kStep;
                 unsigned big[2][4], small[2][4];
 #pragma unroll
                 for (int m = 0; m < 2; ++m) {
@@ -1031,9 +1121,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
               // serialised the wgmmas: C7512). 3xTF32 then adds up the tap
               // before, whose last step is now done: at this tap's first
               // step with one in flight, its last with two.
-              constexpr int InFlight =
-                  Passes == 3 && Groups == 1 && !PhaseBlocks ? 2 : 1;
               mmaWait<InFlight>();
+              stepDone();
               if (Passes == 3 && o > 0 && ks == (InFlight == 2 ? KS - 1 : 0))
                 promote((o - 1) % 2);
             }
@@ -1055,10 +1144,14 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             (Passes == 1 && Groups > 1 && Chunks == 1 && ph % CP == CP - 1))
           mmaWait<0>();
       }
-      // This thread's fragment loads from the stage are done.
-      barrierArrive(&empty[s]);
+      // This thread's fragment loads from the stage are done (streamed: at
+      // the next stage's steps, or below).
+      if constexpr (!Stream)
+        barrierArrive(&empty[s]);
     }
     mmaWait<0>();
+    if constexpr (Stream)
+      barrierArrive(&empty[(it - 1) % S]);
     if (PingPong) // the other consumer's turn
       asm volatile("bar.arrive %0, 256;" ::"r"(4 - c) : "memory");
 #pragma unroll

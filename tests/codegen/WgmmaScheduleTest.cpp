@@ -305,6 +305,41 @@ Schedule convSchedule(const std::string &op, const std::string &x,
                     arch, precision, constantParams);
 }
 
+// conv2d whose weight, kept whole in shared memory, leaves parts narrower
+// than 64 output channels (32 at highest) streams it through the ring
+// beside the patch where the blocks' images can hold it (w a constant
+// parameter): 3 x 3 256 -> 256 in parts of 128 at high (two stages), of 32
+// at highest (three). Parameters that may change keep it whole, in parts
+// of 16 and 8; so does conv_transpose2d.
+TEST(WgmmaSchedule, LargeWeightsStreamThroughTheRing) {
+  for (MatmulPrecision p : {MatmulPrecision::High, MatmulPrecision::Highest}) {
+    const bool high = p == MatmulPrecision::High;
+    const Schedule s =
+        convSchedule("conv2d", "2, 256, 64, 64", "256, 256, 3, 3",
+                     ", padding=1", p, "sm_90a", true);
+    ASSERT_EQ(s.kernel, "wgmmaConv") << s.str();
+    EXPECT_EQ(s.get("stream", 0), 1) << s.str();
+    EXPECT_EQ(s.get("nb"), high ? 128 : 32) << s.str();
+    EXPECT_EQ(s.get("stages"), high ? 2 : 3) << s.str();
+    const WgmmaConvLayout l(false, 3, 3, 1, 1, 1, 1, 1, 1, 256, high ? 128 : 32,
+                            high ? 1 : 3, false, 4, true, true);
+    EXPECT_EQ(s.get("image"), 256 / (high ? 128 : 32) * l.imageBytes);
+    EXPECT_EQ(s.launch.sharedBytes, static_cast<unsigned>(l.sharedBytes()));
+    EXPECT_NE(s.reason.find("streamed through the ring beside the patch"),
+              std::string::npos)
+        << s.reason;
+    const Schedule changing =
+        convSchedule("conv2d", "2, 256, 64, 64", "256, 256, 3, 3",
+                     ", padding=1", p, "sm_90a", false);
+    EXPECT_EQ(changing.get("stream", 0), 0) << changing.str();
+    EXPECT_EQ(changing.get("nb"), high ? 16 : 8) << changing.str();
+    const Schedule transposed =
+        convSchedule("conv_transpose2d", "2, 256, 64, 64", "256, 256, 3, 3",
+                     ", padding=1", p, "sm_90a", true);
+    EXPECT_EQ(transposed.get("stream", 0), 0) << transposed.str();
+  }
+}
+
 // A convolution with one group, or groups of 8 input channels or more, runs
 // on the tensor cores (wgmmaConv): conv2d of any stride and
 // conv_transpose2d of any stride (a pass per output phase),

@@ -1312,6 +1312,35 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
+  // The weight streamed through the ring (its parts would be narrower than
+  // 64 channels kept whole, 32 at highest): 150 input channels (the last
+  // stage's 6 past them zeros) into 64 (ping-pong at high), odd 19 x 21,
+  // NaN; 136 into 128 at even 17 x 18 (from the blocks' images: every
+  // conv_tc case's parameters are constant, below).
+  const std::string stream64 =
+      convChain("x: f32[N, 150, 19, 21]", "conv2d(x, w, b, padding=1)",
+                "64, 150, 3, 3", 64, "  s = silu(y)\n  return s\n");
+  const std::string stream128 =
+      convChain("x: f32[N, 136, 17, 18]", "conv2d(x, w, b, padding=1)",
+                "128, 136, 3, 3", 128, "  r = relu(y)\n  return r\n");
+  for (MatmulPrecision p : {high, MatmulPrecision::Highest}) {
+    const std::string at = p == high ? "_high" : "";
+    const double tol = p == high ? tf32Tol : 2e-6;
+    cs.push_back({"conv_tc_c2d_stream_64_nan" + at,
+                  stream64,
+                  {{2, 150, 19, 21}},
+                  0,
+                  0.002,
+                  tol,
+                  p});
+    cs.push_back({"conv_tc_c2d_stream_128" + at,
+                  stream128,
+                  {{3, 136, 17, 18}},
+                  0,
+                  0,
+                  tol,
+                  p});
+  }
   // Grouped: 2 groups of 16 input channels into 32 each (a partial tile
   // row, 23), 4 groups of 8 into 16 with NaN, and a strided
   // conv_transpose2d of 2 groups (w [Cin][Cout / groups][kh][kw]); at high

@@ -673,6 +673,56 @@ KERNEL(conv_k4_s2_cin64_3xtf32) {
   EXPECT_EQ(ptx.find("cp.async.cg.shared.global"), std::string::npos);
 }
 
+// The weight streamed through the ring (conv2d 3 x 3 from 256 input
+// channels: kept whole, a part of 128 channels would take 576 KiB): no
+// weight kept, each stage its 16 channels' weight for every tap after its
+// patch (1024-aligned), 128 x 64 bytes a tap, 3xTF32's small parts after
+// the big ones; a part's image every stage's. Parts of 128 (TF32: 2
+// stages), 64 (ping-pong) and 32 (3xTF32: 3) compile to tensor cores with
+// one bulk copy a stage and 64-byte swizzled descriptors, without spills
+// or serialised wgmmas.
+TEST(WgmmaConvCompile, StreamedWeight) {
+  constexpr kiln::WgmmaConvLayout tf32(false, 3, 3, 1, 1, 1, 1, 1, 1, 256, 128,
+                                       1, false, 4, true, true);
+  static_assert(tf32.weightBytes == 0 && tf32.streamBytes == 9 * 128 * 64);
+  static_assert(tf32.imageBytes == 16 * tf32.streamBytes);
+  static_assert(tf32.stageWeightOffset() % kiln::kWgmmaAlign == 0 &&
+                tf32.stageBytes() % kiln::kWgmmaAlign == 0);
+  static_assert(tf32.stages == 2 &&
+                tf32.sharedBytes() <= kiln::kWgmmaConvSharedLimit);
+  constexpr kiln::WgmmaConvLayout x3(false, 3, 3, 1, 1, 1, 1, 1, 1, 256, 32, 3,
+                                     false, 4, true, true);
+  static_assert(x3.streamBytes == 2 * 9 * 32 * 64 && x3.stages == 3);
+  const char *source = R"(
+#include "kiln/wgmma_conv.cuh"
+#define KERNEL(name)                                                           \
+  extern "C" __global__ void __launch_bounds__(384, 1)                         \
+  name(const float *x, const float *w, const float *b, float *y,               \
+       float *image, unsigned long long *launches, unsigned *flag,             \
+       unsigned *tickets)
+using G = kiln::Conv2dParams<2, 256, 20, 24, 128, 3, 3, 1, 1, 1, 1>;
+KERNEL(conv_stream_128) {
+  kiln::wgmmaConv<G, true, 1, 128, false, 1, true, false, true>(
+      x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
+}
+KERNEL(conv_stream_64_ping_pong) {
+  kiln::wgmmaConv<G, true, 1, 64, false, 1, true, true, true>(
+      x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
+}
+KERNEL(conv_stream_3xtf32) {
+  kiln::wgmmaConv<G, true, 3, 32, false, 1, true, false, true>(
+      x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
+}
+)";
+  const std::string ptx =
+      convPtxOnTensorCores(source, "wgmma_conv_stream_test.cu",
+                           {"m64n128k8.f32.tf32.tf32", "m64n64k8.f32.tf32.tf32",
+                            "m64n32k8.f32.tf32.tf32"});
+  EXPECT_NE(ptx.find("cp.async.bulk.shared::cluster.global.mbarrier"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("mbarrier.expect_tx"), std::string::npos);
+}
+
 // Ping-pong consumers (each a whole 16 x 16 tile, in turn): tensor cores on
 // sm_90a, the named barriers that order the consumers' turns, and the
 // rounding barrier of one warpgroup (128 threads); parts of 64 (conv2d and
