@@ -501,13 +501,15 @@ static std::optional<Schedule> depthwiseSchedule(const Node &n,
 }
 
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
-                              const TargetInfo &t, MatmulPrecision precision) {
+                              const TargetInfo &t, MatmulPrecision precision,
+                              bool constantParams) {
   // The tensor-core and depthwise convolutions': elementwise nodes, no
   // group_norm yet; the tensor-core one's a reduction over the channels
   // where its tiles hold them all (convTakesChannelTail).
   if (getOpInfo(anchor.op()).family == OpFamily::Convolution) {
     const ConvShape c = convShape(anchor);
-    std::optional<Schedule> s = wgmmaConvSchedule(anchor, c, t, precision);
+    std::optional<Schedule> s =
+        wgmmaConvSchedule(anchor, c, t, precision, constantParams);
     if (norm && getOpInfo(norm->op()).family == OpFamily::Reduction)
       return s && convTakesChannelTail(*s, c);
     return !norm && (s || depthwiseSchedule(anchor, c));

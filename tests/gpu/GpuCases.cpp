@@ -1341,6 +1341,18 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
+  // A channel tail after a streamed weight (one part of all 64 channels at
+  // high; the partitioner asks as the scheduler schedules, with the
+  // parameters constant).
+  cs.push_back({"conv_tc_c2d_stream_min_channels_high",
+                convChain("x: f32[N, 150, 19, 21]",
+                          "conv2d(x, w, b, padding=1)", "64, 150, 3, 3", 64,
+                          "  m = min(y, dim=1, keepdim=true)\n  return m\n"),
+                {{2, 150, 19, 21}},
+                0,
+                0.001,
+                tf32Tol,
+                high});
   // Grouped: 2 groups of 16 input channels into 32 each (a partial tile
   // row, 23), 4 groups of 8 into 16 with NaN, and a strided
   // conv_transpose2d of 2 groups (w [Cin][Cout / groups][kh][kw]); at high
