@@ -484,8 +484,9 @@ static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
       epilogue, geometry, bias ? "true" : "false", s.get("passes"), s.get("nb"),
       s.get("phaseBlocks") ? "true" : "false", s.get("vec"),
       image ? "true" : "false", s.get("pingPong") ? "true" : "false",
-      s.get("stream", 0) ? ", true" : "", pl.of(n.operand(0)),
-      pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr", epi, args);
+      s.get("stream", 0) ? fmt::format(", {}", s.get("stream")) : "",
+      pl.of(n.operand(0)), pl.of(n.operand(1)), bias ? pl.of(bias) : "nullptr",
+      epi, args);
 }
 
 llvm::Expected<EmittedKernel> emitConvolution(const FusionGroup &g,

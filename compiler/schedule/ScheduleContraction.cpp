@@ -580,7 +580,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
     return int64_t{l.taps} * ((cinG + 15) / 16 * 16);
   };
   auto layoutFor = [&](int nb, bool phaseBlocks, bool narrowCopies = true,
-                       bool stream = false) {
+                       int stream = 0) {
     return WgmmaConvLayout(
         transposed, static_cast<int>(w[2].size), static_cast<int>(w[3].size),
         static_cast<int>(stride[0]), static_cast<int>(stride[1]),
@@ -639,19 +639,23 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // narrower than 64 channels (3xTF32: 32; a part's K = taps x Cin of 1152
   // or more, as ResNet's 3 x 3 from 128 channels) streams it instead, each
   // stage of the ring holding its channels' weight beside the patch (from
-  // the blocks' images: w a parameter), in the widest parts that fit.
+  // the blocks' images: w a parameter), in the widest parts that fit:
+  // stages of 16 input channels, or of 8 where only they fit wider parts
+  // (conv2d 4 x 4 of stride 2 from 128 channels: a patch of 34 x 40 pixels,
+  // 85 KiB at 16 channels; parts of 128 then, not 32).
   const int wide = passes == 1 ? 64 : 32;
-  bool stream = false;
+  int stream = 0; // the input channels a stage where streamed
   if (!transposed && !half && !phaseBlocks && nb < wide && coutG > nb &&
-      constantParams && n.operand(1)->isParam()) {
-    int streamed = wgmmaConvChannels(static_cast<int>(coutG), passes);
-    while (streamed > nb &&
-           layoutFor(streamed, false, true, true).sharedBytes() >
-               t.maxSharedPerBlock)
-      streamed /= 2;
-    if (streamed > nb)
-      nb = streamed, stream = true;
-  }
+      constantParams && n.operand(1)->isParam())
+    for (int channels : {kWgmmaConvChannels, 8}) {
+      int streamed = wgmmaConvChannels(static_cast<int>(coutG), passes);
+      while (streamed > nb &&
+             layoutFor(streamed, false, true, channels).sharedBytes() >
+                 t.maxSharedPerBlock)
+        streamed /= 2;
+      if (streamed > nb)
+        nb = streamed, stream = channels;
+    }
   const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks, true, stream);
   // TF32 at column stride 2: an item takes both column phases (as the
   // template's CP). Where the rows are even, the epilogue stores pairs of
@@ -681,8 +685,8 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   s.set("nb", nb);
   s.set("phaseBlocks", phaseBlocks);
   s.set("vec", vec);
-  if (stream)
-    s.set("stream", 1);
+  if (stream > 0)
+    s.set("stream", stream);
   // Ping-pong consumers (each a whole item, one's stores beside the other's
   // products; TF32 with one accumulator buffer): in parts of 32, or of 64
   // with K = taps x Cin of kConvPingPongMinK or more, where the
@@ -736,7 +740,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       stream ? "streamed through the ring beside the patch"
              : "in shared memory",
       (stream ? layout.streamBytes : layout.weightBytes) / 1024.0,
-      stream ? " a stage" : "");
+      stream ? fmt::format(" a stage of {} input channels", stream) : "");
   if (c.groups > 1)
     s.reason +=
         fmt::format(", each block within one of the {} groups", c.groups);

@@ -254,10 +254,12 @@ KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
 ///
 /// `stream` (conv2d of f32, the weight too large to keep: parts of fewer
 /// output channels otherwise) keeps no weight: each stage holds, after its
-/// patch (rounded up to kWgmmaAlign), its 16 input channels' weight for
-/// every tap, streamBytes: for each tap nb rows of 64 bytes (64-byte
-/// swizzle), 3xTF32's small parts in as many after them. The blocks' image
-/// holds each part's stages' weights one after another (imageBytes).
+/// patch (rounded up to kWgmmaAlign), its `channels` input channels' weight
+/// for every tap, streamBytes: for each tap nb rows of 4 `channels` bytes
+/// (16 channels: 64 bytes, 64-byte swizzle; 8, where the patch of stride 2
+/// leaves room only so for wider parts: 32 bytes, 32-byte swizzle),
+/// 3xTF32's small parts in as many after them. The blocks' image holds
+/// each part's stages' weights one after another (imageBytes).
 struct WgmmaConvLayout {
   int dyMin = 0, dyMax = 0, dxMin = 0, dxMax = 0;
   int rows = 0, left = 0, rowW = 0, pixels = 0, plane = 0, taps = 0,
@@ -265,6 +267,8 @@ struct WgmmaConvLayout {
   /// A stage's weight (stream) and a part's image of the weight, in bytes.
   int streamBytes = 0, imageBytes = 0;
   bool stream = false;
+  /// Input channels a stage (kWgmmaConvChannels, or 8 where streamed so).
+  int channels = kWgmmaConvChannels;
   int elem = 4;
   /// The producer's widest copy, in elements: the patch's rows start on
   /// (and span whole) such chunks.
@@ -290,8 +294,10 @@ struct WgmmaConvLayout {
   KILN_HOST_DEVICE constexpr WgmmaConvLayout(
       bool transposed, int kh, int kw, int sh, int sw, int ph, int pw, int dh,
       int dw, int cin, int nb, int passes, bool phaseBlocks, int elemBytes = 4,
-      bool narrowCopies = true, bool streamWeight = false)
-      : stream(streamWeight), elem(elemBytes) {
+      bool narrowCopies = true, int streamChannels = 0)
+      : stream(streamChannels > 0),
+        channels(streamChannels > 0 ? streamChannels : kWgmmaConvChannels),
+        elem(elemBytes) {
     shifts(transposed, kh, sh, ph, dh, dyMin, dyMax);
     shifts(transposed, kw, sw, pw, dw, dxMin, dxMax);
     // conv2d's stride spaces the tile's input rows and columns (a
@@ -344,9 +350,8 @@ struct WgmmaConvLayout {
     weightBytes = taps * ((cin + perSlice - 1) / perSlice) * nb * 128 * copies;
     imageBytes = weightBytes;
     if (stream) {
-      streamBytes = taps * nb * 64 * copies;
-      imageBytes =
-          (cin + kWgmmaConvChannels - 1) / kWgmmaConvChannels * streamBytes;
+      streamBytes = taps * nb * 4 * channels * copies;
+      imageBytes = (cin + channels - 1) / channels * streamBytes;
       weightBytes = 0;
     }
     stages = kWgmmaConvStages;
@@ -355,12 +360,11 @@ struct WgmmaConvLayout {
   }
   /// Where a stage's transposed copy starts (halves), in bytes.
   KILN_HOST_DEVICE constexpr int transposedOffset() const {
-    return kWgmmaConvChannels * plane * elem;
+    return channels * plane * elem;
   }
   /// A stage's patch (and its transposed copy), in bytes.
   KILN_HOST_DEVICE constexpr int patchBytes() const {
-    return transposedOffset() +
-           (k16 ? kWgmmaConvChannels / 8 * pixels * 16 : 0);
+    return transposedOffset() + (k16 ? channels / 8 * pixels * 16 : 0);
   }
   /// Where a stage's weight starts (stream), in bytes past the stage's.
   KILN_HOST_DEVICE constexpr int stageWeightOffset() const {

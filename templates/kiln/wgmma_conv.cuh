@@ -78,10 +78,11 @@
 // PhaseBlocks instead gives each block one phase and only that phase's taps of
 // the weight (the scheduler's choice where all taps would leave narrow parts;
 // its items are dealt out, tickets unused).
-// Stream (conv2d of f32, with Image) keeps no weight in shared memory:
-// each stage of the ring holds its 16 input channels' weight for every tap
-// beside the patch (WgmmaConvLayout::stream: rows of 64 bytes, 64-byte
-// swizzle), which the producer's thread 0 copies from the part's image in
+// Stream (conv2d of f32, with Image: the input channels a stage, 16 or 8)
+// keeps no weight in shared memory: each stage of the ring holds its
+// channels' weight for every tap beside the patch (WgmmaConvLayout::stream:
+// rows of 64 or 32 bytes, swizzled so), which the producer's thread 0
+// copies from the part's image in
 // one bulk copy completing on the stage's barrier; wgmma reads it after
 // the fragments' loads, so the consumers release a stage only once their
 // products of the next have waited out its last (a weight of 1 MiB, 3 x 3
@@ -338,6 +339,12 @@ __device__ __forceinline__ u64 descriptor64(unsigned addr) {
          (u64(512 >> 4) << 32) | (u64(2) << 62);
 }
 
+/// The same for rows of 32 bytes (256-byte aligned, 32-byte swizzle).
+__device__ __forceinline__ u64 descriptor32(unsigned addr) {
+  return static_cast<u64>((addr & 0x3FFFF) >> 4) | (u64(1) << 16) |
+         (u64(256 >> 4) << 32) | (u64(3) << 62);
+}
+
 } // namespace wg
 #endif
 
@@ -355,7 +362,7 @@ template <class G, bool HasBias, int Passes = 1,
           int NB = wgmmaConvChannels(
               G::CoutG, Passes, Passes == 1 && G::kTransposed && G::SW == 2),
           bool PhaseBlocks = false, int Vec = 1, bool Image = false,
-          bool PingPong = false, bool Stream = false, class Epi = ConvStore,
+          bool PingPong = false, int Stream = 0, class Epi = ConvStore,
           class TX = float>
 __device__ __forceinline__ void
 wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
@@ -387,7 +394,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   constexpr int Cout = G::Cout, CoutG = G::CoutG, Parts = Cout / NB;
   constexpr int SliceBytes = NB * 128; // NB channels x 32 of K
   constexpr int KT = G::KHW, T = kWgmmaConvTile;
-  constexpr int CC = kWgmmaConvChannels, S = L.stages;
+  constexpr int CC = L.channels, S = L.stages;
+  // Streamed: a tap's weight rows in a stage (its CC channels' bytes).
+  constexpr int RowB = 4 * CC;
   constexpr int Chunks = (Cin + CC - 1) / CC; // stages a tile (zeros past Cin)
   // Weight slices a tap: 128 bytes of input channels each (32 f32, 64
   // halves).
@@ -512,16 +521,18 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             : Tr ? w[((co / CoutG * Cin + ci) * CoutG + co % CoutG) * KT + t]
                  : w[(co * Cin + ci) * KT + t];
         // Channel cs of the slice in 16-byte chunks of e values. Streamed:
-        // stage ci / CC's tap o, rows of 64 bytes, chunks swizzled by r / 2
-        // % 4 (64-byte swizzle), small parts Kept * NB rows on.
+        // stage ci / CC's tap o, rows of RowB bytes, chunks swizzled by r /
+        // 2 % 4 (64-byte swizzle) or r / 4 % 2 (32-byte), small parts Kept *
+        // NB rows on.
         const int cs = ci % PerSlice, e = K16 ? 8 : 4;
+        const int swz = CC == 8 ? r / 4 % 2 : r / 2 % 4;
         const unsigned off =
-            Stream ? ci / CC * L.streamBytes + (o * NB + r) * 64 +
-                         (((ci % CC / 4) ^ (r / 2 % 4)) << 4) + ci % 4 * 4
+            Stream ? ci / CC * L.streamBytes + (o * NB + r) * RowB +
+                         (((ci % CC / 4) ^ swz) << 4) + ci % 4 * 4
                    : (o * SPT + ci / PerSlice) * SliceBytes + r * 128 +
                          (((cs / e) ^ (r % 8)) << 4) + (cs % e) * (16 / e);
         constexpr int SmallAt =
-            Stream ? Kept * NB * 64 : Kept * SPT * SliceBytes;
+            Stream ? Kept * NB * RowB : Kept * SPT * SliceBytes;
         if constexpr (K16) {
           *reinterpret_cast<TX *>(dst + off) = v; // exact: no rounding
         } else if constexpr (Passes == 3) {
@@ -849,7 +860,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     // Streamed, wgmma reads a stage's weight after its fragments are
     // loaded: the stage before is released once this stage's products have
     // waited out its last ones (a step, 3xTF32's two in flight: two).
-    constexpr int InFlight = Passes == 3 && Groups == 1 && !PhaseBlocks ? 2 : 1;
+    constexpr int InFlight =
+        Passes == 3 && Groups == 1 && !PhaseBlocks && CC == 16 ? 2 : 1;
     for (int chunk = 0; chunk < Chunks; ++chunk, ++it) {
       const int s = it % S;
       // (A predicated arrival: a branch between the products serialised
@@ -861,12 +873,13 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             barrierArriveIf(&empty[(it + S - 1) % S], chunk > 0);
       };
       barrierWait(&full[s], (it / S) & 1);
-      // Streamed: the descriptor of the stage's weight (a tap's 64-byte rows
-      // NB * 64 bytes on, in its units of 16 bytes).
-      const u64 dStage = Stream
-                             ? descriptor64(smem(patch) + s * L.stageBytes() +
-                                            L.stageWeightOffset())
-                             : 0;
+      // Streamed: the descriptor of the stage's weight (a tap's rows NB *
+      // RowB bytes on, in its units of 16 bytes).
+      const unsigned wAt =
+          smem(patch) + s * L.stageBytes() + L.stageWeightOffset();
+      const u64 dStage = !Stream   ? 0
+                         : CC == 8 ? descriptor32(wAt)
+                                   : descriptor64(wAt);
       if constexpr (Passes == 1 && !Half) {
         // TF32: the stage rounded to nearest in place, once, by both
         // consumers (the tensor cores would truncate: a bias that grows
@@ -897,7 +910,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
       // This phase's taps (each phase unrolled with its offsets known):
       // step u = KS t + ks runs tap t on channels 8 ks + tq and + 4 of the
       // stage (halves, KS 1: all 16); o counts the phase's taps before t.
-      constexpr int KS = K16 ? 1 : 2;
+      constexpr int KS = K16 ? 1 : CC / 8;
 #pragma unroll
       for (int ph = 0; ph < Phases; ++ph) {
         if (ph / CP != phase)
@@ -1005,7 +1018,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                   continue;
                 const int t = kh * G::KW + kw;
                 const int kStep = (chunk * CC % PerSlice) / 8 + ks;
-                const u64 db = Stream ? dStage + (t * NB * 64 >> 4) + 2 * ks
+                const u64 db = Stream ? dStage + (t * NB * RowB >> 4) + 2 * ks
                                       : descriptor(slice(t)) + 2 * kStep;
                 const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
 #pragma unroll
@@ -1034,7 +1047,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 wBase + ((PhaseBlocks ? o : t) * SPT + chunk * CC / PerSlice) *
                             SliceBytes;
             // Streamed: the tap's rows in the stage, its two steps.
-            const u64 db = Stream ? dStage + (t * NB * 64 >> 4) + 2 * ks
+            const u64 db = Stream ? dStage + (t * NB * RowB >> 4) + 2 * ks
                                   : descriptor(slice) + 2 * kStep;
             const int buf = Passes == 3 ? o % 2 : CP == 2 ? cw : 0;
             // Where m64 block m's fragments start in the patch (elements).
@@ -1079,7 +1092,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 // x's big and small parts in registers, w's in shared
                 // memory: small*big + big*small + big*big.
                 const u64 dbSmall =
-                    Stream ? db + (Kept * NB * 64 >> 4)
+                    Stream ? db + (Kept * NB * RowB >> 4)
                            : descriptor(slice + Kept * SPT * SliceBytes) +
                                  2 * kStep;
                 unsigned big[2][4], small[2][4];

@@ -385,7 +385,7 @@ TEST(ContractionEpilogue, StreamedWeightsTakeEpiloguesWithConstantParams) {
                            MatmulPrecision::Highest, constant);
     ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
     EXPECT_EQ(s->kernel, constant ? "wgmmaConv" : "conv2d") << constant;
-    EXPECT_EQ(s->get("stream", 0), constant ? 1 : 0) << constant;
+    EXPECT_EQ(s->get("stream", 0), constant ? 16 : 0) << constant;
   }
 }
 

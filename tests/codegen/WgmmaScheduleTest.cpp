@@ -318,11 +318,11 @@ TEST(WgmmaSchedule, LargeWeightsStreamThroughTheRing) {
         convSchedule("conv2d", "2, 256, 64, 64", "256, 256, 3, 3",
                      ", padding=1", p, "sm_90a", true);
     ASSERT_EQ(s.kernel, "wgmmaConv") << s.str();
-    EXPECT_EQ(s.get("stream", 0), 1) << s.str();
+    EXPECT_EQ(s.get("stream", 0), 16) << s.str();
     EXPECT_EQ(s.get("nb"), high ? 128 : 32) << s.str();
     EXPECT_EQ(s.get("stages"), high ? 2 : 3) << s.str();
     const WgmmaConvLayout l(false, 3, 3, 1, 1, 1, 1, 1, 1, 256, high ? 128 : 32,
-                            high ? 1 : 3, false, 4, true, true);
+                            high ? 1 : 3, false, 4, true, 16);
     EXPECT_EQ(s.get("image"), 256 / (high ? 128 : 32) * l.imageBytes);
     EXPECT_EQ(s.launch.sharedBytes, static_cast<unsigned>(l.sharedBytes()));
     EXPECT_NE(s.reason.find("streamed through the ring beside the patch"),
@@ -337,6 +337,16 @@ TEST(WgmmaSchedule, LargeWeightsStreamThroughTheRing) {
         convSchedule("conv_transpose2d", "2, 256, 64, 64", "256, 256, 3, 3",
                      ", padding=1", p, "sm_90a", true);
     EXPECT_EQ(transposed.get("stream", 0), 0) << transposed.str();
+    // 4 x 4 of stride 2 from 128 channels: a patch of 34 x 40 pixels, 85
+    // KiB a stage of 16 channels, leaves parts of 32 (16 at highest); in
+    // stages of 8 channels, 128 (32).
+    const Schedule k4 =
+        convSchedule("conv2d", "2, 128, 64, 64", "128, 128, 4, 4",
+                     ", stride=2, padding=1", p, "sm_90a", true);
+    EXPECT_EQ(k4.get("stream", 0), 8) << k4.str();
+    EXPECT_EQ(k4.get("nb"), high ? 128 : 32) << k4.str();
+    EXPECT_NE(k4.reason.find("a stage of 8 input channels"), std::string::npos)
+        << k4.reason;
   }
 }
 

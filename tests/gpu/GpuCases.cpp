@@ -1341,6 +1341,20 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
+  // 4 x 4 of stride 2 from 136 channels in stages of 8 (rows of 32 bytes;
+  // parts of 128 at high, 32 at highest), 15 x 17 outputs, NaN.
+  const std::string streamK4 = convChain(
+      "x: f32[N, 136, 31, 34]", "conv2d(x, w, b, stride=2, padding=1)",
+      "128, 136, 4, 4", 128, "  r = relu(y)\n  return r\n");
+  for (MatmulPrecision p : {high, MatmulPrecision::Highest})
+    cs.push_back({std::string("conv_tc_c2d_k4_s2_stream_8_nan") +
+                      (p == high ? "_high" : ""),
+                  streamK4,
+                  {{2, 136, 31, 34}},
+                  0,
+                  0.001,
+                  p == high ? tf32Tol : 2e-6,
+                  p});
   // A channel tail after a streamed weight (one part of all 64 channels at
   // high; the partitioner asks as the scheduler schedules, with the
   // parameters constant).

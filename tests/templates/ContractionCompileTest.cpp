@@ -680,10 +680,12 @@ KERNEL(conv_k4_s2_cin64_3xtf32) {
 // the big ones; a part's image every stage's. Parts of 128 (TF32: 2
 // stages), 64 (ping-pong) and 32 (3xTF32: 3) compile to tensor cores with
 // one bulk copy a stage and 64-byte swizzled descriptors, without spills
-// or serialised wgmmas.
+// or serialised wgmmas; so do 4 x 4 of stride 2 from 128 channels in stages
+// of 8 (rows of 32 bytes: a patch of 34 x 40 pixels leaves room for parts
+// of 128 only so).
 TEST(WgmmaConvCompile, StreamedWeight) {
   constexpr kiln::WgmmaConvLayout tf32(false, 3, 3, 1, 1, 1, 1, 1, 1, 256, 128,
-                                       1, false, 4, true, true);
+                                       1, false, 4, true, 16);
   static_assert(tf32.weightBytes == 0 && tf32.streamBytes == 9 * 128 * 64);
   static_assert(tf32.imageBytes == 16 * tf32.streamBytes);
   static_assert(tf32.stageWeightOffset() % kiln::kWgmmaAlign == 0 &&
@@ -691,8 +693,13 @@ TEST(WgmmaConvCompile, StreamedWeight) {
   static_assert(tf32.stages == 2 &&
                 tf32.sharedBytes() <= kiln::kWgmmaConvSharedLimit);
   constexpr kiln::WgmmaConvLayout x3(false, 3, 3, 1, 1, 1, 1, 1, 1, 256, 32, 3,
-                                     false, 4, true, true);
+                                     false, 4, true, 16);
   static_assert(x3.streamBytes == 2 * 9 * 32 * 64 && x3.stages == 3);
+  constexpr kiln::WgmmaConvLayout k4(false, 4, 4, 2, 2, 1, 1, 1, 1, 128, 128, 1,
+                                     false, 4, true, 8);
+  static_assert(k4.channels == 8 && k4.streamBytes == 16 * 128 * 32 &&
+                k4.imageBytes == 16 * k4.streamBytes && k4.stages == 2 &&
+                k4.sharedBytes() <= kiln::kWgmmaConvSharedLimit);
   const char *source = R"(
 #include "kiln/wgmma_conv.cuh"
 #define KERNEL(name)                                                           \
@@ -702,15 +709,24 @@ TEST(WgmmaConvCompile, StreamedWeight) {
        unsigned *tickets)
 using G = kiln::Conv2dParams<2, 256, 20, 24, 128, 3, 3, 1, 1, 1, 1>;
 KERNEL(conv_stream_128) {
-  kiln::wgmmaConv<G, true, 1, 128, false, 1, true, false, true>(
+  kiln::wgmmaConv<G, true, 1, 128, false, 1, true, false, 16>(
       x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
 }
 KERNEL(conv_stream_64_ping_pong) {
-  kiln::wgmmaConv<G, true, 1, 64, false, 1, true, true, true>(
+  kiln::wgmmaConv<G, true, 1, 64, false, 1, true, true, 16>(
       x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
 }
 KERNEL(conv_stream_3xtf32) {
-  kiln::wgmmaConv<G, true, 3, 32, false, 1, true, false, true>(
+  kiln::wgmmaConv<G, true, 3, 32, false, 1, true, false, 16>(
+      x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
+}
+using K4 = kiln::Conv2dParams<2, 128, 30, 32, 128, 4, 4, 2, 2, 1, 1>;
+KERNEL(conv_stream_k4_s2_8) {
+  kiln::wgmmaConv<K4, true, 1, 128, false, 1, true, false, 8>(
+      x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
+}
+KERNEL(conv_stream_k4_s2_8_3xtf32) {
+  kiln::wgmmaConv<K4, true, 3, 32, false, 1, true, false, 8>(
       x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
 }
 )";
