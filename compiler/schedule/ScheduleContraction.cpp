@@ -636,8 +636,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       break;
     }
   // conv2d of f32 whose weight stays in shared memory only in parts
-  // narrower than 64 channels (3xTF32: 32; a part's K = taps x Cin of 1152
-  // or more, as ResNet's 3 x 3 from 128 channels) streams it instead, each
+  // narrower than 64 channels (3xTF32: 32; ResNet's 3 x 3 from 128
+  // channels, K = 1152, or 3 x 3 of stride 2 from 64, whose patch is 4x
+  // stride 1's) streams it instead, each
   // stage of the ring holding its channels' weight beside the patch (from
   // the blocks' images: w a parameter), in the widest parts that fit:
   // stages of 16 input channels, or of 8 where only they fit wider parts

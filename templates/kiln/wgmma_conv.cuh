@@ -859,7 +859,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     };
     // Streamed, wgmma reads a stage's weight after its fragments are
     // loaded: the stage before is released once this stage's products have
-    // waited out its last ones (a step, 3xTF32's two in flight: two).
+    // waited out its last ones (after one step; after two where 3xTF32
+    // keeps two in flight, which with one step a tap, stages of 8
+    // channels, would add up a tap whose products are not done).
     constexpr int InFlight =
         Passes == 3 && Groups == 1 && !PhaseBlocks && CC == 16 ? 2 : 1;
     for (int chunk = 0; chunk < Chunks; ++chunk, ++it) {
@@ -1046,7 +1048,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             const unsigned slice =
                 wBase + ((PhaseBlocks ? o : t) * SPT + chunk * CC / PerSlice) *
                             SliceBytes;
-            // Streamed: the tap's rows in the stage, its two steps.
+            // Streamed: the tap's rows in the stage, its step's 32 bytes.
             const u64 db = Stream ? dStage + (t * NB * RowB >> 4) + 2 * ks
                                   : descriptor(slice) + 2 * kStep;
             const int buf = Passes == 3 ? o % 2 : CP == 2 ? cw : 0;
