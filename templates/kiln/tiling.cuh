@@ -278,6 +278,10 @@ struct WgmmaConvLayout {
   KILN_HOST_DEVICE static constexpr int floorTo(int v, int n) {
     return v >= 0 ? v / n * n : -((-v + n - 1) / n * n);
   }
+  /// v >= 0 rounded up to a multiple of kWgmmaAlign.
+  KILN_HOST_DEVICE static constexpr int aligned(int v) {
+    return (v + kWgmmaAlign - 1) / kWgmmaAlign * kWgmmaAlign;
+  }
   /// The least and greatest shift over taps k < kSize and phases r < s.
   KILN_HOST_DEVICE static constexpr void
   shifts(bool transposed, int kSize, int s, int p, int d, int &lo, int &hi) {
@@ -368,12 +372,10 @@ struct WgmmaConvLayout {
   }
   /// Where a stage's weight starts (stream), in bytes past the stage's.
   KILN_HOST_DEVICE constexpr int stageWeightOffset() const {
-    return (patchBytes() + kWgmmaAlign - 1) / kWgmmaAlign * kWgmmaAlign;
+    return aligned(patchBytes());
   }
   KILN_HOST_DEVICE constexpr int stageBytes() const {
-    return stream ? (stageWeightOffset() + streamBytes + kWgmmaAlign - 1) /
-                        kWgmmaAlign * kWgmmaAlign
-                  : patchBytes();
+    return stream ? aligned(stageWeightOffset() + streamBytes) : patchBytes();
   }
   KILN_HOST_DEVICE constexpr int sharedBytes() const {
     return weightBytes + stages * stageBytes() + kWgmmaAlign;

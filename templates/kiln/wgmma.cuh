@@ -358,11 +358,21 @@ __device__ __forceinline__ void transposeAll(const E *__restrict__ b,
   }
 }
 
-/// A K-major operand tile in shared memory at `addr` (1024-byte aligned
-/// rows of 128 bytes, 128-byte swizzle): 8-row groups 1024 bytes apart.
-__device__ __forceinline__ u64 descriptor(unsigned addr) {
+/// A K-major operand tile in shared memory at `addr` whose rows of RowBytes
+/// (128, 64 or 32) are swizzled by as many bytes (wgmma's layout types 1,
+/// 2, 3), 8-row groups 8 RowBytes apart (and so aligned).
+template <int RowBytes>
+__device__ __forceinline__ u64 swizzledDescriptor(unsigned addr) {
+  static_assert(RowBytes == 128 || RowBytes == 64 || RowBytes == 32,
+                "128-, 64- or 32-byte swizzle");
+  constexpr u64 layout = RowBytes == 128 ? 1 : RowBytes == 64 ? 2 : 3;
   return static_cast<u64>((addr & 0x3FFFF) >> 4) | (u64(1) << 16) |
-         (u64(1024 >> 4) << 32) | (u64(1) << 62);
+         (u64(8 * RowBytes >> 4) << 32) | (layout << 62);
+}
+
+/// Rows of 128 bytes (the linear's tiles and the kept conv weight).
+__device__ __forceinline__ u64 descriptor(unsigned addr) {
+  return swizzledDescriptor<128>(addr);
 }
 
 __device__ __forceinline__ void mmaFence() {

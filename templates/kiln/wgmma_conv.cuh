@@ -332,19 +332,6 @@ __device__ __forceinline__ void bulkCopy(unsigned dst, const void *src,
                : "memory");
 }
 
-/// A K-major operand tile in shared memory at `addr` (512-byte aligned
-/// rows of 64 bytes, 64-byte swizzle): 8-row groups 512 bytes apart.
-__device__ __forceinline__ u64 descriptor64(unsigned addr) {
-  return static_cast<u64>((addr & 0x3FFFF) >> 4) | (u64(1) << 16) |
-         (u64(512 >> 4) << 32) | (u64(2) << 62);
-}
-
-/// The same for rows of 32 bytes (256-byte aligned, 32-byte swizzle).
-__device__ __forceinline__ u64 descriptor32(unsigned addr) {
-  return static_cast<u64>((addr & 0x3FFFF) >> 4) | (u64(1) << 16) |
-         (u64(256 >> 4) << 32) | (u64(3) << 62);
-}
-
 } // namespace wg
 #endif
 
@@ -879,9 +866,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
       // RowB bytes on, in its units of 16 bytes).
       const unsigned wAt =
           smem(patch) + s * L.stageBytes() + L.stageWeightOffset();
-      const u64 dStage = !Stream   ? 0
-                         : CC == 8 ? descriptor32(wAt)
-                                   : descriptor64(wAt);
+      const u64 dStage = Stream ? swizzledDescriptor<RowB>(wAt) : 0;
       if constexpr (Passes == 1 && !Half) {
         // TF32: the stage rounded to nearest in place, once, by both
         // consumers (the tensor cores would truncate: a bias that grows
