@@ -103,8 +103,7 @@ llvm::Expected<CompiledGraph> runPipeline(const Graph &g,
   StageLog partition("partition", opts.printIR);
   PartitionOptions popts;
   popts.contractionEpilogue = [&](const Node &anchor, const Node *norm) {
-    return contractionTakesEpilogue(anchor, norm, opts.target, opts.precision,
-                                    opts.constantParams);
+    return contractionTakesEpilogue(anchor, norm, opts.target, opts.precision);
   };
   out.plan = partitionGraph(*out.graph, popts);
   partition.done(planText(out.plan));

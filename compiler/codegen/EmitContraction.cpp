@@ -457,11 +457,15 @@ static std::string wgmmaConvCall(const FusionGroup &g, const Schedule &s,
   const Node &n = *g.anchor;
   const Value *bias = n.operand(2);
   const std::string epilogue = convEpilogue(g, s, pl, functions);
+  // The images with a flag (set when the parameters change), or without
+  // (made at every launch: a streamed weight that may change).
   const bool image = s.get("image") > 0;
+  const auto mode = static_cast<WgmmaSplitW>(s.get("splitW", 0));
   std::string args =
-      image ? addDerivedWorkspaces(pl, kWgmmaSplitFlagged,
+      image ? addDerivedWorkspaces(pl, mode,
                                    static_cast<uint64_t>(s.get("image")),
-                                   "float", signature)
+                                   "float", signature) +
+                  (mode == kWgmmaSplitFlagged ? "" : ", nullptr")
             : "";
   if (s.get("tickets") > 0) {
     KernelParam tickets{KernelParam::Kind::Workspace};

@@ -501,15 +501,13 @@ static std::optional<Schedule> depthwiseSchedule(const Node &n,
 }
 
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
-                              const TargetInfo &t, MatmulPrecision precision,
-                              bool constantParams) {
+                              const TargetInfo &t, MatmulPrecision precision) {
   // The tensor-core and depthwise convolutions': elementwise nodes, no
   // group_norm yet; the tensor-core one's a reduction over the channels
   // where its tiles hold them all (convTakesChannelTail).
   if (getOpInfo(anchor.op()).family == OpFamily::Convolution) {
     const ConvShape c = convShape(anchor);
-    std::optional<Schedule> s =
-        wgmmaConvSchedule(anchor, c, t, precision, constantParams);
+    std::optional<Schedule> s = wgmmaConvSchedule(anchor, c, t, precision);
     if (norm && getOpInfo(norm->op()).family == OpFamily::Reduction)
       return s && convTakesChannelTail(*s, c);
     return !norm && (s || depthwiseSchedule(anchor, c));
@@ -635,27 +633,39 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       nb = narrower;
       break;
     }
-  // conv2d of f32 whose weight stays in shared memory only in parts
+  // A convolution of f32 whose weight stays in shared memory only in parts
   // narrower than 64 channels (3xTF32: 32; ResNet's 3 x 3 from 128
   // channels, K = 1152, or 3 x 3 of stride 2 from 64, whose patch is 4x
-  // stride 1's) streams it instead, each
-  // stage of the ring holding its channels' weight beside the patch (from
-  // the blocks' images: w a parameter), in the widest parts that fit:
+  // stride 1's) streams it instead, each stage of the ring holding its
+  // channels' weight beside the patch (from the blocks' images: made once
+  // for a constant parameter, else at every launch), in the widest parts
+  // that fit:
   // stages of 16 input channels, or of 8 where only they fit wider parts
   // (conv2d 4 x 4 of stride 2 from 128 channels: a patch of 34 x 40 pixels,
-  // 85 KiB at 16 channels; parts of 128 then, not 32).
-  const int wide = passes == 1 ? 64 : 32;
+  // 85 KiB at 16 channels; parts of 128 then, not 32). A strided
+  // conv_transpose2d streams by phase (each block one output phase, its
+  // images that phase's taps alone), from parts of 32 only where those
+  // were by phase too: an H200 ran conv_transpose2d 4 x 4 of stride 2 256
+  // -> 128 (by phase in parts of 32) 34% faster streamed by phase in parts
+  // of 64, and 64 -> 64 (parts of 32, a tile's column phases together) 27%
+  // slower (bench/NOTES.md v40).
+  const bool streamByPhase = sh * sw > 1;
+  const int wide = passes == 1 && (!streamByPhase || phaseBlocks) ? 64 : 32;
   int stream = 0; // the input channels a stage where streamed
-  if (!transposed && !half && !phaseBlocks && nb < wide && coutG > nb &&
-      constantParams && n.operand(1)->isParam())
+  if (!half && nb < wide && coutG > nb)
     for (int channels : {kWgmmaConvChannels, 8}) {
-      int streamed = wgmmaConvChannels(static_cast<int>(coutG), passes);
+      // (By phase, 64 at most: in parts of 128 ptxas spilled, keeping each
+      // phase's fragments apart, the phase known only at run time.)
+      int streamed =
+          std::min(streamByPhase ? 64 : 128,
+                   wgmmaConvChannels(static_cast<int>(coutG), passes,
+                                     passes == 1 && sw == 2 && !streamByPhase));
       while (streamed > nb &&
-             layoutFor(streamed, false, true, channels).sharedBytes() >
+             layoutFor(streamed, streamByPhase, true, channels).sharedBytes() >
                  t.maxSharedPerBlock)
         streamed /= 2;
       if (streamed > nb)
-        nb = streamed, stream = channels;
+        nb = streamed, stream = channels, phaseBlocks = streamByPhase;
     }
   const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks, true, stream);
   // TF32 at column stride 2: an item takes both column phases (as the
@@ -694,9 +704,10 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // products outlast a tile's stores. An H100 ran L2_19's conv_transpose2d
   // 20% faster so, 3 x 3 16 -> 32 and 8 -> 32 9% and 5%, 64 -> 64 8% and
   // kernel 4 128 -> 64 12%, but 16 -> 64 (K 144) 14% slower (bench/NOTES.md
-  // v26; v25's losses were register spills and generic loads).
+  // v26; v25's losses were register spills and generic loads). Not with
+  // the weight streamed by phase (a template test's spilled 24 bytes).
   const bool pingPong =
-      passes == 1 && colPhases == 1 &&
+      passes == 1 && colPhases == 1 && !(stream > 0 && phaseBlocks) &&
       (nb == 32 || (nb == 64 && kOf(layout) >= kConvPingPongMinK));
   s.set("pingPong", pingPong);
   s.set("tiles", items);
@@ -759,15 +770,19 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // Cin 8 and 16 sweep graphs, whose blocks gather 2304 to 4608 values);
   // from 8192 values the copies saved 1-6%, and on L2_19 (36864) 15%
   // (bench/NOTES.md v25).
+  // A streamed weight needs them: made at every launch where w may change
+  // (not a constant parameter).
   const int64_t gathered = int64_t{layout.taps} * cinG * nb;
-  const int64_t image = constantParams && n.operand(1)->isParam() &&
-                                (stream || gathered >= kConvImageMinGather)
-                            ? parts * (phaseBlocks ? sh * sw : 1) *
-                                  static_cast<int64_t>(layout.imageBytes)
-                            : 0;
+  const bool constantW = constantParams && n.operand(1)->isParam();
+  const int64_t image =
+      stream > 0 || (constantW && gathered >= kConvImageMinGather)
+          ? parts * (phaseBlocks ? sh * sw : 1) *
+                static_cast<int64_t>(layout.imageBytes)
+          : 0;
   s.set("image", image);
   if (image > 0)
-    setSplitW(s, kWgmmaSplitFlagged, "the weight's block images", image / 4);
+    setSplitW(s, constantW ? kWgmmaSplitFlagged : kWgmmaSplitEachLaunch,
+              "the weight's block images", image / 4);
   return s;
 }
 

@@ -54,12 +54,9 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
 /// elementwise nodes on target `t` at `precision` (linear on Hopper's
 /// tensor cores), and, when `norm` is given, that group_norm too: its input
 /// is the [M, N] result and each group's N / groups columns lie in a tile
-/// (a multiple of 8 dividing 128). The partitioner asks (PartitionOptions),
-/// with CompileOptions::constantParams (a convolution's weight may then
-/// stream through its ring: a tensor-core kernel where it would not fit).
+/// (a multiple of 8 dividing 128). The partitioner asks (PartitionOptions).
 bool contractionTakesEpilogue(const Node &anchor, const Node *norm,
-                              const TargetInfo &t, MatmulPrecision precision,
-                              bool constantParams);
+                              const TargetInfo &t, MatmulPrecision precision);
 
 /// Largest of 8 (when maxVec allows), 4, 2, 1 dividing `n`.
 int vectorWidth(int64_t n, int maxVec = 4);

@@ -23,10 +23,11 @@
 // the compiler then issues many at a time (with a branch, one at a time,
 // each waited for: 2x as long at 130 x 130, bench/NOTES.md v38).
 // With Image, each block copies its part of the weight from `image` (parts
-// x (PhaseBlocks: phases) of WgmmaConvLayout::weightBytes, as shared
+// x (PhaseBlocks: phases) of WgmmaConvLayout::imageBytes, as shared
 // memory keeps it), which the grid first writes where *imageFlag is set
-// (the parameters changed; block 0 clears it) and then waits at
-// gridSync(launches): a cooperative launch.
+// (the parameters changed; block 0 clears it; streamed, a null imageFlag:
+// at every launch) and then waits at gridSync(launches): a cooperative
+// launch.
 // Without it, each block gathers and rounds its part from w itself.
 // tickets: 2 x parts counters, zero before the first launch (each launch
 // leaves them zero), from which the blocks take their items one at a time.
@@ -369,8 +370,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   constexpr WgmmaConvLayout L(Tr, G::KH, G::KW, G::SH, G::SW, G::PH, G::PW,
                               G::DH, G::DW, G::CinG, NB, Passes, PhaseBlocks,
                               sizeof(TX), true, Stream);
-  static_assert(!Stream || (Image && !Tr && !PhaseBlocks && !Half),
-                "the weight streamed: conv2d of f32, from the image");
+  static_assert(!Stream || (Image && !Half),
+                "the weight streamed: f32, from the images");
   static_assert(L.sharedBytes() <= kWgmmaConvSharedLimit, "fits shared memory");
 #ifdef KILN_HAS_WGMMA
   using namespace wg;
@@ -540,7 +541,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     // of L.weightBytes, the grid's threads sharing each; then each block
     // copies its own, 16 bytes a copy.
     constexpr int Images = PhaseBlocks ? Phases : 1;
-    if (*imageFlag != 0) {
+    // (Streamed without a flag: made at every launch, the parameters not
+    // known to stay.)
+    if ((Stream && imageFlag == nullptr) || *imageFlag != 0) {
       const i64 thread =
           static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
       for (int m = 0; m < Parts * Images; ++m)
@@ -554,7 +557,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
       // Every thread has read the flag before its block arrives here, so
       // block 0 may clear it once past.
       gridSync(launches);
-      if (blockIdx.x == 0 && threadIdx.x == 0)
+      if (blockIdx.x == 0 && threadIdx.x == 0 && (!Stream || imageFlag))
         *imageFlag = 0;
     }
     const unsigned char *src =
@@ -694,10 +697,11 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         // Streamed: the stage's weight in one bulk copy from the part's
         // image, its bytes expected before thread 0's own arrival.
         if (Stream && p == 0) {
+          const int im = part * (PhaseBlocks ? Phases : 1) + phase;
           expectBytes(&full[s], L.streamBytes);
           bulkCopy(dst + L.stageWeightOffset(),
                    reinterpret_cast<const unsigned char *>(image) +
-                       static_cast<i64>(part * Chunks + chunk) * L.streamBytes,
+                       static_cast<i64>(im * Chunks + chunk) * L.streamBytes,
                    L.streamBytes, &full[s]);
         }
         const TX *src = x + (static_cast<i64>(n) * G::Cin + channelGroup * Cin +
@@ -933,10 +937,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 }
               return any;
             };
-            // Where tap t's weight for this stage's channels starts in
-            // shared memory (PhaseBlocks: at its place among its phase's;
-            // streamed: in the stage).
-            auto slice = [&](int t) {
+            // Tap t's place among the block's (PhaseBlocks: its phase's).
+            auto kept = [&](int t) {
               int o = t;
               if constexpr (PhaseBlocks) {
                 o = 0;
@@ -948,7 +950,13 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                            ? 1
                            : 0;
               }
-              return wBase + (o * SPT + chunk * CC / PerSlice) * SliceBytes;
+              return o;
+            };
+            // Where tap t's weight for this stage's channels starts in
+            // shared memory.
+            auto slice = [&](int t) {
+              return wBase +
+                     (kept(t) * SPT + chunk * CC / PerSlice) * SliceBytes;
             };
             if constexpr (K16) {
               // k16 (ping-pong): the m64 blocks in two halves, each a commit
@@ -1005,8 +1013,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                   continue;
                 const int t = kh * G::KW + kw;
                 const int kStep = (chunk * CC % PerSlice) / 8 + ks;
-                const u64 db = Stream ? dStage + (t * NB * RowB >> 4) + 2 * ks
-                                      : descriptor(slice(t)) + 2 * kStep;
+                const u64 db =
+                    Stream ? dStage + (kept(t) * NB * RowB >> 4) + 2 * ks
+                           : descriptor(slice(t)) + 2 * kStep;
                 const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
 #pragma unroll
                 for (int m = 0; m < MB; ++m)
@@ -1034,8 +1043,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 wBase + ((PhaseBlocks ? o : t) * SPT + chunk * CC / PerSlice) *
                             SliceBytes;
             // Streamed: the tap's rows in the stage, its step's 32 bytes.
-            const u64 db = Stream ? dStage + (t * NB * RowB >> 4) + 2 * ks
-                                  : descriptor(slice) + 2 * kStep;
+            const u64 db =
+                Stream
+                    ? dStage + ((PhaseBlocks ? o : t) * NB * RowB >> 4) + 2 * ks
+                    : descriptor(slice) + 2 * kStep;
             const int buf = Passes == 3 ? o % 2 : CP == 2 ? cw : 0;
             // Where m64 block m's fragments start in the patch (elements).
             auto at = [&](int m) {

@@ -12,6 +12,8 @@
 #include "Pipeline.h"
 #include "schedule/Scheduler.h"
 
+#include "kiln/tiling.cuh"
+
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -26,11 +28,10 @@ struct Planned {
 };
 
 /// The plan of `text` with the pipeline's callback for `arch` at
-/// `precision` (and `constantParams`), or with default PartitionOptions (no
-/// callback).
+/// `precision`, or with default PartitionOptions (no callback).
 Planned planOf(const std::string &text, const std::string &arch = "sm_90",
                MatmulPrecision precision = MatmulPrecision::Highest,
-               bool callback = true, bool constantParams = false) {
+               bool callback = true) {
   Planned out;
   auto g = parseGraph(text, "epilogue.kg");
   if (!g) {
@@ -47,8 +48,7 @@ Planned planOf(const std::string &text, const std::string &arch = "sm_90",
   const TargetInfo target = defaultTarget(arch);
   if (callback)
     opts.contractionEpilogue = [=](const Node &anchor, const Node *norm) {
-      return contractionTakesEpilogue(anchor, norm, target, precision,
-                                      constantParams);
+      return contractionTakesEpilogue(anchor, norm, target, precision);
     };
   out.plan = partitionGraph(*out.graph, opts);
   return out;
@@ -370,22 +370,24 @@ TEST(ContractionEpilogue, ConvolutionsTakeElementwiseEpilogues) {
 
 // A weight that fits shared memory only streamed (3 x 3 from 512 input
 // channels at highest: even parts of 8 channels kept whole take 288 KiB)
-// runs on tensor cores only with constant parameters (the blocks' images
-// it streams from), and only then takes its epilogue: the partitioner asks
-// as the scheduler will schedule.
-TEST(ContractionEpilogue, StreamedWeightsTakeEpiloguesWithConstantParams) {
+// runs on tensor cores and takes its epilogue, its parameters constant or
+// not (the blocks' images it streams from made once, or at every launch).
+TEST(ContractionEpilogue, StreamedWeightsTakeEpilogues) {
   const std::string text = "graph c(x: f32[2, 512, 16, 16]) {\n"
                            "  param w: f32[64, 512, 3, 3] = zeros\n"
                            "  y = conv2d(x, w, padding=1)\n"
                            "  a = relu(y)\n  return a\n}\n";
   for (bool constant : {true, false}) {
-    Planned p = planOf(text, "sm_90", MatmulPrecision::Highest, true, constant);
-    ASSERT_EQ(p.plan.groups.size(), constant ? 1u : 2u) << constant;
+    Planned p = planOf(text, "sm_90", MatmulPrecision::Highest);
+    ASSERT_EQ(p.plan.groups.size(), 1u) << constant;
     auto s = scheduleGroup(p.plan.groups[0], defaultTarget("sm_90"),
                            MatmulPrecision::Highest, constant);
     ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
-    EXPECT_EQ(s->kernel, constant ? "wgmmaConv" : "conv2d") << constant;
-    EXPECT_EQ(s->get("stream", 0), constant ? 16 : 0) << constant;
+    EXPECT_EQ(s->kernel, "wgmmaConv") << constant;
+    EXPECT_EQ(s->get("stream", 0), 16) << constant;
+    EXPECT_EQ(s->get("splitW"),
+              constant ? kWgmmaSplitFlagged : kWgmmaSplitEachLaunch)
+        << constant;
   }
 }
 

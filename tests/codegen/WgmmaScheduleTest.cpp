@@ -309,8 +309,8 @@ Schedule convSchedule(const std::string &op, const std::string &x,
 // than 64 output channels (32 at highest) streams it through the ring
 // beside the patch where the blocks' images can hold it (w a constant
 // parameter): 3 x 3 256 -> 256 in parts of 128 at high (two stages), of 32
-// at highest (three). Parameters that may change keep it whole, in parts
-// of 16 and 8; so does conv_transpose2d.
+// at highest (three). With parameters that may change, the images are made
+// at every launch.
 TEST(WgmmaSchedule, LargeWeightsStreamThroughTheRing) {
   for (MatmulPrecision p : {MatmulPrecision::High, MatmulPrecision::Highest}) {
     const bool high = p == MatmulPrecision::High;
@@ -328,15 +328,33 @@ TEST(WgmmaSchedule, LargeWeightsStreamThroughTheRing) {
     EXPECT_NE(s.reason.find("streamed through the ring beside the patch"),
               std::string::npos)
         << s.reason;
+    EXPECT_EQ(s.get("splitW"), kWgmmaSplitFlagged) << s.str();
     const Schedule changing =
         convSchedule("conv2d", "2, 256, 64, 64", "256, 256, 3, 3",
                      ", padding=1", p, "sm_90a", false);
-    EXPECT_EQ(changing.get("stream", 0), 0) << changing.str();
-    EXPECT_EQ(changing.get("nb"), high ? 16 : 8) << changing.str();
+    EXPECT_EQ(changing.get("stream", 0), 16) << changing.str();
+    EXPECT_EQ(changing.get("nb"), high ? 128 : 32) << changing.str();
+    EXPECT_EQ(changing.get("splitW"), kWgmmaSplitEachLaunch) << changing.str();
+    EXPECT_NE(changing.reason.find("each run"), std::string::npos)
+        << changing.reason;
+    // conv_transpose2d streams too; strided, by phase (each block one
+    // phase's taps), in parts of 64 at most.
     const Schedule transposed =
         convSchedule("conv_transpose2d", "2, 256, 64, 64", "256, 256, 3, 3",
                      ", padding=1", p, "sm_90a", true);
-    EXPECT_EQ(transposed.get("stream", 0), 0) << transposed.str();
+    EXPECT_EQ(transposed.get("stream", 0), 16) << transposed.str();
+    EXPECT_EQ(transposed.get("nb"), high ? 128 : 32) << transposed.str();
+    EXPECT_EQ(transposed.get("phaseBlocks"), 0) << transposed.str();
+    const Schedule byPhase =
+        convSchedule("conv_transpose2d", "2, 256, 64, 64", "256, 128, 4, 4",
+                     ", stride=2, padding=1", p, "sm_90a", true);
+    EXPECT_EQ(byPhase.get("stream", 0), 16) << byPhase.str();
+    EXPECT_EQ(byPhase.get("nb"), high ? 64 : 32) << byPhase.str();
+    EXPECT_EQ(byPhase.get("phaseBlocks"), 1) << byPhase.str();
+    const WgmmaConvLayout pl(true, 4, 4, 2, 2, 1, 1, 1, 1, 256, high ? 64 : 32,
+                             high ? 1 : 3, true, 4, true, 16);
+    EXPECT_EQ(pl.taps, 4);
+    EXPECT_EQ(byPhase.get("image"), 128 / (high ? 64 : 32) * 4 * pl.imageBytes);
     // 4 x 4 of stride 2 from 128 channels: a patch of 34 x 40 pixels, 85
     // KiB a stage of 16 channels, leaves parts of 32 (16 at highest); in
     // stages of 8 channels, 128 (32).
@@ -477,8 +495,6 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
       {"groups of 4 output channels", "conv2d", "2, 64, 32, 32", "32, 8, 3, 3",
        ", groups=8"},
       {"12 output channels", "conv2d", "2, 64, 32, 32", "12, 64, 3, 3", ""},
-      {"a weight part of 288 KiB", "conv2d", "2, 1024, 8, 8", "64, 1024, 3, 3",
-       ""},
       // 2^15 slices of 32 input channels: GiBs in parts of 64, counted
       // before the layout's int.
       {"2^20 input channels", "conv2d", "1, 1048576, 4, 4", "64, 1048576, 3, 3",
@@ -491,6 +507,12 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
         convSchedule(c.op, c.x, c.w, c.attrs, MatmulPrecision::High).kernel,
         "conv2d")
         << c.what;
+  // A weight part of 288 KiB even in 8 channels streams through the ring.
+  const Schedule deep = convSchedule(
+      "conv2d", "2, 1024, 8, 8", "64, 1024, 3, 3", "", MatmulPrecision::High);
+  ASSERT_EQ(deep.kernel, "wgmmaConv") << deep.str();
+  EXPECT_EQ(deep.get("stream", 0), 16) << deep.str();
+  EXPECT_EQ(deep.get("nb"), 64) << deep.str();
   // Parts of the output channels: the widest that divides Cout and fits.
   const struct {
     const char *what, *op, *x, *w, *attrs;
@@ -519,8 +541,9 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
        MatmulPrecision::High, 64, 2 * 2 * 2},
       {"40 channels", "conv2d", "2, 16, 32, 32", "40, 16, 1, 1", "",
        MatmulPrecision::High, 8, 2 * 2 * 2},
-      {"a 5 x 5 weight: 400 KiB in 64 channels", "conv2d", "2, 64, 32, 32",
-       "64, 64, 5, 5", "", MatmulPrecision::High, 16, 2 * 2 * 2},
+      // Streamed (kept whole: 400 KiB in 64 channels).
+      {"a 5 x 5 weight", "conv2d", "2, 64, 32, 32", "64, 64, 5, 5", "",
+       MatmulPrecision::High, 64, 2 * 2 * 2},
       // 128 x 128 outputs: 4 phases of 64 x 64, 4 x 4 tiles each; an item
       // takes both column phases of a tile (TF32).
       {"stride 2, kernel 4", "conv_transpose2d", "2, 64, 64, 64",
@@ -566,11 +589,12 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_NE(strided.reason.find("input stride 2x2"), std::string::npos)
       << strided.reason;
   // Stride 2 over 64 input channels: 64 channels' weight (144 KiB) and two
-  // stages do not fit, 32 do.
-  EXPECT_EQ(convSchedule("conv2d", "2, 64, 64, 64", "64, 64, 3, 3",
-                         ", stride=2, padding=1", MatmulPrecision::High)
-                .get("nb"),
-            32);
+  // stages do not fit, 32 do; streamed, 64.
+  const Schedule strided64 =
+      convSchedule("conv2d", "2, 64, 64, 64", "64, 64, 3, 3",
+                   ", stride=2, padding=1", MatmulPrecision::High);
+  EXPECT_EQ(strided64.get("nb"), 64);
+  EXPECT_EQ(strided64.get("stream", 0), 16);
   // A strided conv_transpose2d whose every tap would leave parts of 16
   // channels: blocks of one phase each, keeping its 4 taps of 64 channels.
   const Schedule byPhase =
@@ -591,10 +615,10 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_EQ(l2_19.get("tickets"), 8);
   EXPECT_NE(l2_19.reason.find("next tile from a counter"), std::string::npos)
       << l2_19.reason;
-  EXPECT_EQ(convSchedule("conv2d", "2, 64, 64, 64", "64, 64, 3, 3",
-                         ", stride=2, padding=1", MatmulPrecision::High)
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 128, 128", "128, 64, 3, 3",
+                         ", padding=1", MatmulPrecision::High)
                 .get("tickets"),
-            16); // two parts of 32
+            16); // two parts of 64
   const Schedule accurate =
       convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3", "",
                    MatmulPrecision::Highest);

@@ -1355,6 +1355,47 @@ std::vector<Case> cases() {
                   0.001,
                   p == high ? tf32Tol : 2e-6,
                   p});
+  // conv_transpose2d streamed: 136 channels into 128 at stride 1 (odd 19
+  // columns), and 264 (the last stage's 8 past them zeros) into 64 at
+  // stride 2, by phase (its images a phase's 4 taps each), NaN.
+  const std::string streamT1 = convChain(
+      "x: f32[N, 136, 17, 19]", "conv_transpose2d(x, w, b, padding=1)",
+      "136, 128, 3, 3", 128, "  s = silu(y)\n  return s\n");
+  const std::string streamT2 = convChain(
+      "x: f32[N, 264, 9, 11]", "conv_transpose2d(x, w, b, stride=2, padding=1)",
+      "264, 64, 4, 4", 64, "  r = relu(y)\n  return r\n");
+  for (MatmulPrecision p : {high, MatmulPrecision::Highest}) {
+    const std::string at = p == high ? "_high" : "";
+    const double tol = p == high ? tf32Tol : 2e-6;
+    cs.push_back({"conv_tc_transposed_stream" + at,
+                  streamT1,
+                  {{2, 136, 17, 19}},
+                  0,
+                  0,
+                  tol,
+                  p});
+    cs.push_back({"conv_tc_transposed_s2_stream_by_phase_nan" + at,
+                  streamT2,
+                  {{2, 264, 9, 11}},
+                  0,
+                  0.001,
+                  tol,
+                  p});
+  }
+  // Grouped, streamed: 2 groups of 136 input channels into 64 each (each
+  // part within one group), 11 x 13.
+  const std::string streamG = convChain(
+      "x: f32[N, 272, 11, 13]", "conv2d(x, w, b, padding=1, groups=2)",
+      "128, 136, 3, 3", 128, "  r = relu(y)\n  return r\n");
+  for (MatmulPrecision p : {high, MatmulPrecision::Highest})
+    cs.push_back(
+        {std::string("conv_tc_grouped_stream") + (p == high ? "_high" : ""),
+         streamG,
+         {{2, 272, 11, 13}},
+         0,
+         0,
+         p == high ? tf32Tol : 2e-6,
+         p});
   // A channel tail after a streamed weight (one part of all 64 channels at
   // high; the partitioner asks as the scheduler schedules, with the
   // parameters constant).
@@ -1729,8 +1770,8 @@ std::vector<Case> cases() {
   // The tensor-core convolutions run as the CLI compiles them, with
   // constant parameters: each block copies its image of the weight, made
   // once (GpuConstantParams checks that it is made again when the
-  // parameters change); five also as without them, each block gathering its
-  // part from w.
+  // parameters change); six also as without them, each block gathering its
+  // part from w, and two streamed ones, their images made at every launch.
   std::vector<Case> gathered;
   for (Case &c : cs) {
     if (c.name.rfind("conv_tc", 0) != 0)
@@ -1738,7 +1779,9 @@ std::vector<Case> cases() {
     if (c.name == "conv_tc_transposed_high" ||
         c.name == "conv_tc_s2k4_residual_high" ||
         c.name == "conv_tc_by_phase" || c.name == "conv_tc_s2k3" ||
-        c.name == "conv_tc_grouped_high" || c.name == "conv_tc_bf16_w14") {
+        c.name == "conv_tc_grouped_high" || c.name == "conv_tc_bf16_w14" ||
+        c.name == "conv_tc_c2d_stream_128_high" ||
+        c.name == "conv_tc_transposed_s2_stream_by_phase_nan") {
       gathered.push_back(c);
       gathered.back().name += "_gathered";
     }

@@ -682,7 +682,7 @@ KERNEL(conv_k4_s2_cin64_3xtf32) {
 // one bulk copy a stage and 64-byte swizzled descriptors, without spills
 // or serialised wgmmas; so do 4 x 4 of stride 2 from 128 channels in stages
 // of 8 (rows of 32 bytes: a patch of 34 x 40 pixels leaves room for parts
-// of 128 only so).
+// of 128 only so), and a strided conv_transpose2d by phase.
 TEST(WgmmaConvCompile, StreamedWeight) {
   constexpr kiln::WgmmaConvLayout tf32(false, 3, 3, 1, 1, 1, 1, 1, 1, 256, 128,
                                        1, false, 4, true, 16);
@@ -723,6 +723,12 @@ KERNEL(conv_stream_3xtf32) {
 using K4 = kiln::Conv2dParams<2, 128, 30, 32, 128, 4, 4, 2, 2, 1, 1>;
 KERNEL(conv_stream_k4_s2_8) {
   kiln::wgmmaConv<K4, true, 1, 128, false, 1, true, false, 8>(
+      x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
+}
+using T4 =
+    kiln::ConvTranspose2dParams<2, 256, 16, 20, 128, 4, 4, 2, 2, 1, 1>;
+KERNEL(convt_stream_by_phase) {
+  kiln::wgmmaConv<T4, true, 1, 64, true, 1, true, false, 16>(
       x, w, b, kiln::ConvStore{y}, image, launches, flag, tickets);
 }
 KERNEL(conv_stream_k4_s2_8_3xtf32) {
