@@ -249,6 +249,10 @@ GRAPHS = [
     c2d(512, 512, 32, 64, "relu"),
     c2d(64, 64, 32, 256, "relu", stride=2),
     c2d(128, 128, 32, 128, "relu", k=4, stride=2),
+    # Wide transposed: 3 x 3 of stride 1 from 256 channels, and 4 x 4 of
+    # stride 2 from 256 (streamed by phase; bench/NOTES.md v40).
+    ct2d(256, 256, 16, 64, "relu", stride=1),
+    ct2d(256, 128, 16, 64, "relu", k=4),
 ]
 for _b in GRAPHS:
     assert _b.act in ("",) + ACTS and _b.reduce in ("",) + REDUCES, _b.name
