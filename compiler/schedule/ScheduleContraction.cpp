@@ -645,21 +645,20 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // 85 KiB at 16 channels; parts of 128 then, not 32). A strided
   // conv_transpose2d streams by phase (each block one output phase, its
   // images that phase's taps alone), from parts of 32 only where those
-  // were by phase too: an H200 ran conv_transpose2d 4 x 4 of stride 2 256
-  // -> 128 (by phase in parts of 32) 34% faster streamed by phase in parts
-  // of 64, and 64 -> 64 (parts of 32, a tile's column phases together) 27%
-  // slower (bench/NOTES.md v40).
+  // were by phase too. An H200 ran conv_transpose2d 4 x 4 of stride 2 256
+  // -> 128 (by phase in parts of 32) in 0.357 ms streamed by phase in parts
+  // of 128 (0.745 kept whole; 0.497 streamed in parts of 64, where ptxas
+  // spills 10 instructions in parts of 128, all in the epilogue, once a
+  // tile), and 64 -> 64 (parts of 32, a tile's column phases together) 27%
+  // slower streamed by phase (bench/NOTES.md v40).
   const bool streamByPhase = sh * sw > 1;
   const int wide = passes == 1 && (!streamByPhase || phaseBlocks) ? 64 : 32;
   int stream = 0; // the input channels a stage where streamed
   if (!half && nb < wide && coutG > nb)
     for (int channels : {kWgmmaConvChannels, 8}) {
-      // (By phase, 64 at most: in parts of 128 ptxas spilled, keeping each
-      // phase's fragments apart, the phase known only at run time.)
       int streamed =
-          std::min(streamByPhase ? 64 : 128,
-                   wgmmaConvChannels(static_cast<int>(coutG), passes,
-                                     passes == 1 && sw == 2 && !streamByPhase));
+          wgmmaConvChannels(static_cast<int>(coutG), passes,
+                            passes == 1 && sw == 2 && !streamByPhase);
       while (streamed > nb &&
              layoutFor(streamed, streamByPhase, true, channels).sharedBytes() >
                  t.maxSharedPerBlock)

@@ -338,7 +338,7 @@ TEST(WgmmaSchedule, LargeWeightsStreamThroughTheRing) {
     EXPECT_NE(changing.reason.find("each run"), std::string::npos)
         << changing.reason;
     // conv_transpose2d streams too; strided, by phase (each block one
-    // phase's taps), in parts of 64 at most.
+    // phase's taps).
     const Schedule transposed =
         convSchedule("conv_transpose2d", "2, 256, 64, 64", "256, 256, 3, 3",
                      ", padding=1", p, "sm_90a", true);
@@ -349,12 +349,13 @@ TEST(WgmmaSchedule, LargeWeightsStreamThroughTheRing) {
         convSchedule("conv_transpose2d", "2, 256, 64, 64", "256, 128, 4, 4",
                      ", stride=2, padding=1", p, "sm_90a", true);
     EXPECT_EQ(byPhase.get("stream", 0), 16) << byPhase.str();
-    EXPECT_EQ(byPhase.get("nb"), high ? 64 : 32) << byPhase.str();
+    EXPECT_EQ(byPhase.get("nb"), high ? 128 : 32) << byPhase.str();
     EXPECT_EQ(byPhase.get("phaseBlocks"), 1) << byPhase.str();
-    const WgmmaConvLayout pl(true, 4, 4, 2, 2, 1, 1, 1, 1, 256, high ? 64 : 32,
+    const WgmmaConvLayout pl(true, 4, 4, 2, 2, 1, 1, 1, 1, 256, high ? 128 : 32,
                              high ? 1 : 3, true, 4, true, 16);
     EXPECT_EQ(pl.taps, 4);
-    EXPECT_EQ(byPhase.get("image"), 128 / (high ? 64 : 32) * 4 * pl.imageBytes);
+    EXPECT_EQ(byPhase.get("image"),
+              128 / (high ? 128 : 32) * 4 * pl.imageBytes);
     // 4 x 4 of stride 2 from 128 channels: a patch of 34 x 40 pixels, 85
     // KiB a stage of 16 channels, leaves parts of 32 (16 at highest); in
     // stages of 8 channels, 128 (32).

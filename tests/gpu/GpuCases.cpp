@@ -1357,13 +1357,20 @@ std::vector<Case> cases() {
                   p});
   // conv_transpose2d streamed: 136 channels into 128 at stride 1 (odd 19
   // columns), and 264 (the last stage's 8 past them zeros) into 64 at
-  // stride 2, by phase (its images a phase's 4 taps each), NaN.
+  // stride 2, by phase (its images a phase's 4 taps each), NaN; 200 by
+  // phase into 128 (one part at high) at kernel 3 (phases of 1, 2, 2 and 4
+  // taps), odd 7 x 9.
   const std::string streamT1 = convChain(
       "x: f32[N, 136, 17, 19]", "conv_transpose2d(x, w, b, padding=1)",
       "136, 128, 3, 3", 128, "  s = silu(y)\n  return s\n");
   const std::string streamT2 = convChain(
       "x: f32[N, 264, 9, 11]", "conv_transpose2d(x, w, b, stride=2, padding=1)",
       "264, 64, 4, 4", 64, "  r = relu(y)\n  return r\n");
+  const std::string streamT3 =
+      convChain("x: f32[N, 200, 7, 9]",
+                "conv_transpose2d(x, w, b, stride=2, padding=1, "
+                "output_padding=1)",
+                "200, 128, 3, 3", 128, "  g = gelu(y)\n  return g\n");
   for (MatmulPrecision p : {high, MatmulPrecision::Highest}) {
     const std::string at = p == high ? "_high" : "";
     const double tol = p == high ? tf32Tol : 2e-6;
@@ -1379,6 +1386,13 @@ std::vector<Case> cases() {
                   {{2, 264, 9, 11}},
                   0,
                   0.001,
+                  tol,
+                  p});
+    cs.push_back({"conv_tc_transposed_s2_stream_by_phase_128" + at,
+                  streamT3,
+                  {{3, 200, 7, 9}},
+                  0,
+                  0,
                   tol,
                   p});
   }
@@ -1771,7 +1785,7 @@ std::vector<Case> cases() {
   // constant parameters: each block copies its image of the weight, made
   // once (GpuConstantParams checks that it is made again when the
   // parameters change); six also as without them, each block gathering its
-  // part from w, and two streamed ones, their images made at every launch.
+  // part from w, and three streamed ones, their images made at every launch.
   std::vector<Case> gathered;
   for (Case &c : cs) {
     if (c.name.rfind("conv_tc", 0) != 0)
@@ -1781,7 +1795,8 @@ std::vector<Case> cases() {
         c.name == "conv_tc_by_phase" || c.name == "conv_tc_s2k3" ||
         c.name == "conv_tc_grouped_high" || c.name == "conv_tc_bf16_w14" ||
         c.name == "conv_tc_c2d_stream_128_high" ||
-        c.name == "conv_tc_transposed_s2_stream_by_phase_nan") {
+        c.name == "conv_tc_transposed_s2_stream_by_phase_nan" ||
+        c.name == "conv_tc_transposed_s2_stream_by_phase_128_high") {
       gathered.push_back(c);
       gathered.back().name += "_gathered";
     }
