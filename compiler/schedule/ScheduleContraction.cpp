@@ -633,7 +633,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       nb = narrower;
       break;
     }
-  // A convolution of f32 whose weight stays in shared memory only in parts
+  // A convolution whose weight stays in shared memory only in parts
   // narrower than 64 channels (3xTF32: 32; ResNet's 3 x 3 from 128
   // channels, K = 1152, or 3 x 3 of stride 2 from 64, whose patch is 4x
   // stride 1's) streams it instead, each stage of the ring holding its
@@ -650,12 +650,16 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // of 128 (0.745 kept whole; 0.497 streamed in parts of 64, where ptxas
   // spills 10 instructions in parts of 128, all in the epilogue, once a
   // tile), and 64 -> 64 (parts of 32, a tile's column phases together) 27%
-  // slower streamed by phase (bench/NOTES.md v40).
+  // slower streamed by phase (bench/NOTES.md v40). f16 and bf16 stream
+  // in their own (k16) products alone, in stages of 16 channels (a tap's
+  // rows of 32 bytes, 32-byte swizzle).
   const bool streamByPhase = sh * sw > 1;
   const int wide = passes == 1 && (!streamByPhase || phaseBlocks) ? 64 : 32;
   int stream = 0; // the input channels a stage where streamed
-  if (!half && nb < wide && coutG > nb)
+  if (nb < wide && coutG > nb)
     for (int channels : {kWgmmaConvChannels, 8}) {
+      if (half && channels != kWgmmaConvChannels)
+        break;
       int streamed =
           wgmmaConvChannels(static_cast<int>(coutG), passes,
                             passes == 1 && sw == 2 && !streamByPhase);
@@ -663,7 +667,8 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
              layoutFor(streamed, streamByPhase, true, channels).sharedBytes() >
                  t.maxSharedPerBlock)
         streamed /= 2;
-      if (streamed > nb)
+      if (streamed > nb &&
+          (!half || layoutFor(streamed, streamByPhase, true, channels).k16))
         nb = streamed, stream = channels, phaseBlocks = streamByPhase;
     }
   const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks, true, stream);

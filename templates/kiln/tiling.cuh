@@ -312,7 +312,7 @@ struct WgmmaConvLayout {
                              convMostPhaseTaps(transposed, kw, sw, pw, dw)
                        : kh * kw;
     place(isw, 16 / elem); // 16-byte copies
-    k16 = elem == 2 && !stream;
+    k16 = elem == 2;
     arrange(cin, nb, passes);
     if (k16 && stages < kWgmmaConvStages) {
       k16 = false;
@@ -354,13 +354,18 @@ struct WgmmaConvLayout {
     weightBytes = taps * ((cin + perSlice - 1) / perSlice) * nb * 128 * copies;
     imageBytes = weightBytes;
     if (stream) {
-      streamBytes = taps * nb * 4 * channels * copies;
+      streamBytes = taps * nb * streamRowBytes() * copies;
       imageBytes = (cin + channels - 1) / channels * streamBytes;
       weightBytes = 0;
     }
     stages = kWgmmaConvStages;
     while (stages > 2 && sharedBytes() > kWgmmaConvSharedLimit)
       --stages;
+  }
+  /// A streamed tap's row of a stage's weight: its channels in k16's
+  /// halves, else in TF32's floats (bytes).
+  KILN_HOST_DEVICE constexpr int streamRowBytes() const {
+    return (k16 ? 2 : 4) * channels;
   }
   /// Where a stage's transposed copy starts (halves), in bytes.
   KILN_HOST_DEVICE constexpr int transposedOffset() const {

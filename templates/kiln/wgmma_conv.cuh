@@ -79,10 +79,11 @@
 // PhaseBlocks instead gives each block one phase and only that phase's taps of
 // the weight (the scheduler's choice where all taps would leave narrow parts;
 // its items are dealt out, tickets unused).
-// Stream (conv2d of f32, with Image: the input channels a stage, 16 or 8)
-// keeps no weight in shared memory: each stage of the ring holds its
-// channels' weight for every tap beside the patch (WgmmaConvLayout::stream:
-// rows of 64 or 32 bytes, swizzled so), which the producer's thread 0
+// Stream (with Image: the input channels a stage, 16 or 8; halves in k16
+// products, 16) keeps no weight in shared memory: each stage of the ring
+// holds its channels' weight for every tap beside the patch
+// (WgmmaConvLayout::stream: rows of 64 or 32 bytes, swizzled so; halves'
+// of 32), which the producer's thread 0
 // copies from the part's image in
 // one bulk copy completing on the stage's barrier; wgmma reads it after
 // the fragments' loads, so the consumers release a stage only once their
@@ -370,8 +371,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   constexpr WgmmaConvLayout L(Tr, G::KH, G::KW, G::SH, G::SW, G::PH, G::PW,
                               G::DH, G::DW, G::CinG, NB, Passes, PhaseBlocks,
                               sizeof(TX), true, Stream);
-  static_assert(!Stream || (Image && !Half),
-                "the weight streamed: f32, from the images");
+  static_assert(!Stream || (Image && (!Half || (L.k16 && Stream == 16))),
+                "the weight streamed: from the images; halves in k16 "
+                "products, stages of 16 channels");
   static_assert(L.sharedBytes() <= kWgmmaConvSharedLimit, "fits shared memory");
 #ifdef KILN_HAS_WGMMA
   using namespace wg;
@@ -384,7 +386,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   constexpr int KT = G::KHW, T = kWgmmaConvTile;
   constexpr int CC = L.channels, S = L.stages;
   // Streamed: a tap's weight rows in a stage (its CC channels' bytes).
-  constexpr int RowB = 4 * CC;
+  constexpr int RowB = L.streamRowBytes();
   constexpr int Chunks = (Cin + CC - 1) / CC; // stages a tile (zeros past Cin)
   // Weight slices a tap: 128 bytes of input channels each (32 f32, 64
   // halves).
@@ -513,10 +515,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         // 2 % 4 (64-byte swizzle) or r / 4 % 2 (32-byte), small parts Kept *
         // NB rows on.
         const int cs = ci % PerSlice, e = K16 ? 8 : 4;
-        const int swz = CC == 8 ? r / 4 % 2 : r / 2 % 4;
+        const int swz = RowB == 32 ? r / 4 % 2 : r / 2 % 4;
         const unsigned off =
             Stream ? ci / CC * L.streamBytes + (o * NB + r) * RowB +
-                         (((ci % CC / 4) ^ swz) << 4) + ci % 4 * 4
+                         (((ci % CC / e) ^ swz) << 4) + ci % e * (16 / e)
                    : (o * SPT + ci / PerSlice) * SliceBytes + r * 128 +
                          (((cs / e) ^ (r % 8)) << 4) + (cs % e) * (16 / e);
         constexpr int SmallAt =
@@ -969,6 +971,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
               for (int h = 0; h < 2; ++h) {
                 const int m0 = h * MB / 2, m1 = (h + 1) * MB / 2;
                 mmaWait<1>();
+                // (Streamed: the step before's second half, the last to
+                // read its stage, is done now.)
+                if (h == 1)
+                  stepDone();
 #pragma unroll
                 for (int r = 0; r < Rows; ++r)
                   if (needed(r, m0, m1))
@@ -984,8 +990,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                   if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch))
                     continue;
                   const int t = kh * G::KW + kw;
-                  const u64 db =
-                      descriptor(slice(t)) + 2 * ((chunk * CC % PerSlice) / 16);
+                  const u64 db = Stream
+                                     ? dStage + (kept(t) * NB * RowB >> 4)
+                                     : descriptor(slice(t)) +
+                                           2 * ((chunk * CC % PerSlice) / 16);
                   const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
 #pragma unroll
                   for (int m = m0; m < m1; ++m)
@@ -1062,6 +1070,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
                 mmaWait<1>();
+                if (h == 1) // (as above)
+                  stepDone();
 #pragma unroll
                 for (int m = h * MB / 2; m < (h + 1) * MB / 2; ++m) {
                   loadMatrices<false>(a[m], R + at(m) * 16);

@@ -679,6 +679,23 @@ TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
       half("2, 64, 64, 64", "64, 64, 3, 3", "conv_transpose2d(x, w)");
   EXPECT_EQ(convt.get("pingPong"), 1);
   EXPECT_FALSE(shares(convt));
+  // Wide halves stream their weight in k16 products (3 x 3 256 -> 256:
+  // parts of 16 kept whole, 128 streamed), 128 -> 64 in ping-pong; conv2d 4
+  // x 4 of stride 2 from 128 does not (its k16 stages do not fit).
+  const Schedule wide =
+      half("2, 256, 32, 32", "256, 256, 3, 3", "conv2d(x, w, padding=1)");
+  EXPECT_EQ(wide.get("stream", 0), 16) << wide.str();
+  EXPECT_EQ(wide.get("nb"), 128) << wide.str();
+  EXPECT_NE(wide.reason.find("bf16 tensor cores"), std::string::npos)
+      << wide.reason;
+  const Schedule narrow =
+      half("2, 128, 32, 32", "64, 128, 3, 3", "conv2d(x, w, padding=1)");
+  EXPECT_EQ(narrow.get("stream", 0), 16) << narrow.str();
+  EXPECT_EQ(narrow.get("nb"), 64) << narrow.str();
+  EXPECT_EQ(narrow.get("pingPong"), 1) << narrow.str();
+  const Schedule strided = half("2, 128, 64, 64", "128, 128, 4, 4",
+                                "conv2d(x, w, stride=2, padding=1)");
+  EXPECT_EQ(strided.get("stream", 0), 0) << strided.str();
 }
 
 // With constant parameters the tensor-core convolution makes its blocks'

@@ -1087,6 +1087,46 @@ KERNEL(convt_w21_f16)(const kiln::f16 *x, const kiln::f16 *w, kiln::f16 *y) {
   EXPECT_EQ(ptx.find("ld.u32"), std::string::npos);
 }
 
+// f16 and bf16 weights streamed through the ring (wide channels: 3 x 3
+// from 256 into parts of 128), in k16 products: a tap's 16 channels a row
+// of 32 bytes (32-byte swizzle), beside the patch and its transposed copy;
+// conv2d and a conv_transpose2d. Tensor cores, one bulk copy a stage, no
+// spill, no added wait. (Ping-pong in parts of 64, and by phase in 128,
+// spill in the epilogue: measured faster all the same, bench/NOTES.md v40.)
+TEST(WgmmaConvCompile, HalvesStreamedWeight) {
+  constexpr kiln::WgmmaConvLayout l(false, 3, 3, 1, 1, 1, 1, 1, 1, 256, 128, 1,
+                                    false, 2, true, 16);
+  static_assert(l.k16 && l.streamRowBytes() == 32 &&
+                l.streamBytes == 9 * 128 * 32 &&
+                l.imageBytes == 16 * l.streamBytes && l.stages == 3 &&
+                l.sharedBytes() <= kiln::kWgmmaConvSharedLimit);
+  const std::string source = kHalfConvHead + R"(
+KERNEL(conv_stream_bf16)(const kiln::bf16 *x, const kiln::bf16 *w,
+                         const kiln::bf16 *b, kiln::bf16 *y, float *image,
+                         unsigned long long *launches, unsigned *flag,
+                         unsigned *tickets) {
+  kiln::wgmmaConv<kiln::Conv2dParams<2, 256, 20, 24, 128, 3, 3, 1, 1, 1, 1>,
+                  true, 1, 128, false, 1, true, false, 16>(
+      x, w, b, StoreHalf<kiln::bf16>{y}, image, launches, flag, tickets);
+}
+KERNEL(convt_stream_f16)(const kiln::f16 *x, const kiln::f16 *w,
+                         const kiln::f16 *b, kiln::f16 *y, float *image,
+                         unsigned long long *launches, unsigned *flag,
+                         unsigned *tickets) {
+  kiln::wgmmaConv<kiln::ConvTranspose2dParams<2, 256, 16, 21, 128, 3, 3, 1,
+                                              1, 1, 1>,
+                  true, 1, 128, false, 1, true, false, 16>(
+      x, w, b, StoreHalf<kiln::f16>{y}, image, launches, flag, tickets);
+}
+)";
+  const std::string ptx = convPtxOnTensorCores(
+      source.c_str(), "wgmma_conv_half_stream_test.cu",
+      {"m64n128k16.f32.bf16.bf16", "m64n128k16.f32.f16.f16"});
+  EXPECT_NE(ptx.find("cp.async.bulk.shared::cluster.global.mbarrier"),
+            std::string::npos);
+  EXPECT_EQ(ptx.find("tf32"), std::string::npos);
+}
+
 // As ColumnPhasesOfOneStage, in bf16 (k16 products, each row of fragments
 // loaded for its tap): 16 input channels into a strided conv_transpose2d.
 TEST(WgmmaConvCompile, HalvesColumnPhasesOfOneStage) {
