@@ -651,15 +651,15 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // spills 10 instructions in parts of 128, all in the epilogue, once a
   // tile), and 64 -> 64 (parts of 32, a tile's column phases together) 27%
   // slower streamed by phase (bench/NOTES.md v40). f16 and bf16 stream
-  // in their own (k16) products alone, in stages of 16 channels (a tap's
-  // rows of 32 bytes, 32-byte swizzle).
+  // too: in their own (k16) products a tap's 16 channels a row of 32 bytes
+  // (32-byte swizzle); where k16's stages do not fit (conv2d of stride 2:
+  // the patch's transposed copy), in TF32 products as f32 (exact: the
+  // patch kept in halves, the weight's images in TF32).
   const bool streamByPhase = sh * sw > 1;
   const int wide = passes == 1 && (!streamByPhase || phaseBlocks) ? 64 : 32;
   int stream = 0; // the input channels a stage where streamed
   if (nb < wide && coutG > nb)
     for (int channels : {kWgmmaConvChannels, 8}) {
-      if (half && channels != kWgmmaConvChannels)
-        break;
       int streamed =
           wgmmaConvChannels(static_cast<int>(coutG), passes,
                             passes == 1 && sw == 2 && !streamByPhase);
@@ -667,8 +667,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
              layoutFor(streamed, streamByPhase, true, channels).sharedBytes() >
                  t.maxSharedPerBlock)
         streamed /= 2;
-      if (streamed > nb &&
-          (!half || layoutFor(streamed, streamByPhase, true, channels).k16))
+      if (streamed > nb)
         nb = streamed, stream = channels, phaseBlocks = streamByPhase;
     }
   const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks, true, stream);

@@ -371,9 +371,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   constexpr WgmmaConvLayout L(Tr, G::KH, G::KW, G::SH, G::SW, G::PH, G::PW,
                               G::DH, G::DW, G::CinG, NB, Passes, PhaseBlocks,
                               sizeof(TX), true, Stream);
-  static_assert(!Stream || (Image && (!Half || (L.k16 && Stream == 16))),
-                "the weight streamed: from the images; halves in k16 "
-                "products, stages of 16 channels");
+  static_assert(!Stream || (Image && (!L.k16 || Stream == 16)),
+                "the weight streamed: from the images; in k16 products, "
+                "stages of 16 channels");
   static_assert(L.sharedBytes() <= kWgmmaConvSharedLimit, "fits shared memory");
 #ifdef KILN_HAS_WGMMA
   using namespace wg;

@@ -681,7 +681,8 @@ TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
   EXPECT_FALSE(shares(convt));
   // Wide halves stream their weight in k16 products (3 x 3 256 -> 256:
   // parts of 16 kept whole, 128 streamed), 128 -> 64 in ping-pong; conv2d 4
-  // x 4 of stride 2 from 128 does not (its k16 stages do not fit).
+  // x 4 of stride 2 from 128 (its k16 stages do not fit) in TF32 products,
+  // stages of 8 channels.
   const Schedule wide =
       half("2, 256, 32, 32", "256, 256, 3, 3", "conv2d(x, w, padding=1)");
   EXPECT_EQ(wide.get("stream", 0), 16) << wide.str();
@@ -695,7 +696,10 @@ TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
   EXPECT_EQ(narrow.get("pingPong"), 1) << narrow.str();
   const Schedule strided = half("2, 128, 64, 64", "128, 128, 4, 4",
                                 "conv2d(x, w, stride=2, padding=1)");
-  EXPECT_EQ(strided.get("stream", 0), 0) << strided.str();
+  EXPECT_EQ(strided.get("stream", 0), 8) << strided.str();
+  EXPECT_EQ(strided.get("nb"), 128) << strided.str();
+  EXPECT_NE(strided.reason.find("TF32 (exact for bf16)"), std::string::npos)
+      << strided.reason;
 }
 
 // With constant parameters the tensor-core convolution makes its blocks'

@@ -1660,7 +1660,7 @@ std::vector<Case> cases() {
       // The weight streamed through the ring (wide channels; the last
       // stage's channels past Cin zeros): parts of 128, ping-pong in 64
       // (row taps sharing fragments; NaN), a conv_transpose2d, and one of
-      // stride 2 by phase.
+      // stride 2 by phase, in k16 products.
       {"conv_tc_bf16_stream_136_w30",
        "bf16",
        convChain("x: f32[N, 136, 17, 30]", "conv2d(x, w, b, padding=1)",
@@ -1694,6 +1694,27 @@ std::vector<Case> cases() {
        {{2, 200, 9, 11}},
        0,
        0,
+       high},
+      // Streamed at stride 2, in TF32 products (k16's stages do not fit):
+      // stages of 8 channels into parts of 128 (odd 31 x 34), and of 16 in
+      // ping-pong, 72 channels (NaN).
+      {"conv_tc_bf16_s2k4_stream_8",
+       "bf16",
+       convChain("x: f32[N, 136, 31, 34]",
+                 "conv2d(x, w, b, stride=2, padding=1)", "128, 136, 4, 4", 128,
+                 "  a = relu(y)\n  return a\n"),
+       {{2, 136, 31, 34}},
+       0,
+       0,
+       high},
+      {"conv_tc_f16_s2_stream_ping_pong_nan",
+       "f16",
+       convChain("x: f32[N, 72, 27, 33]",
+                 "conv2d(x, w, b, stride=2, padding=1)", "64, 72, 3, 3", 64,
+                 "  return y\n"),
+       {{2, 72, 27, 33}},
+       0,
+       0.01,
        high},
       // The depthwise kernel (relu fused, NaN), and the FFMA tiles (groups
       // of 4 channels, strided conv_transpose2d), converting as they load.
