@@ -658,7 +658,15 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   const bool streamByPhase = sh * sw > 1;
   const int wide = passes == 1 && (!streamByPhase || phaseBlocks) ? 64 : 32;
   int stream = 0; // the input channels a stage where streamed
-  if (nb < wide && coutG > nb)
+  // Parts of 64 kept whole stream in parts of 128 too, where Cout and K
+  // would take them (K of kConvWideMinK or more): x read once, a fragment
+  // load for twice the products. An H200 ran 3 x 3 64 -> 128 11% faster
+  // (0.732 -> 0.651 ms, the sweep's graph; bf16 17%), 64 -> 256 16% and
+  // bf16 32 -> 128 21% (bench/NOTES.md v40).
+  const bool wider =
+      passes == 1 && !streamByPhase && nb == 64 && coutG % 128 == 0 &&
+      kOf(layoutFor(128, false, true, kWgmmaConvChannels)) >= kConvWideMinK;
+  if ((nb < wide || wider) && coutG > nb)
     for (int channels : {kWgmmaConvChannels, 8}) {
       int streamed =
           wgmmaConvChannels(static_cast<int>(coutG), passes,

@@ -523,8 +523,9 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   } parts[] = {
       {"32 output channels", "conv2d", "2, 64, 32, 32", "32, 64, 3, 3", "",
        MatmulPrecision::High, 32, 2 * 2 * 2},
+      // Streamed: kept whole (288 KiB in 128 channels), parts of 64.
       {"128 output channels", "conv2d", "2, 64, 32, 32", "128, 64, 3, 3",
-       ", padding=1", MatmulPrecision::High, 64, 2 * 2 * 2},
+       ", padding=1", MatmulPrecision::High, 128, 2 * 2 * 2},
       // 128 a block where its weight fits (144 KiB) and K = 288.
       {"128 from 32 channels", "conv2d", "2, 32, 32, 32", "128, 32, 3, 3",
        ", padding=1", MatmulPrecision::High, 128, 2 * 2 * 2},
@@ -616,8 +617,8 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_EQ(l2_19.get("tickets"), 8);
   EXPECT_NE(l2_19.reason.find("next tile from a counter"), std::string::npos)
       << l2_19.reason;
-  EXPECT_EQ(convSchedule("conv2d", "2, 64, 128, 128", "128, 64, 3, 3",
-                         ", padding=1", MatmulPrecision::High)
+  EXPECT_EQ(convSchedule("conv2d", "2, 64, 128, 128", "128, 64, 1, 1", "",
+                         MatmulPrecision::High)
                 .get("tickets"),
             16); // two parts of 64
   const Schedule accurate =
