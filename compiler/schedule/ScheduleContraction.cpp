@@ -662,10 +662,12 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // would take them (K of kConvWideMinK or more): x read once, a fragment
   // load for twice the products. An H200 ran 3 x 3 64 -> 128 11% faster
   // (0.732 -> 0.651 ms, the sweep's graph; bf16 17%), 64 -> 256 16% and
-  // bf16 32 -> 128 21% (bench/NOTES.md v40).
-  const bool wider =
-      passes == 1 && !streamByPhase && nb == 64 && coutG % 128 == 0 &&
-      kOf(layoutFor(128, false, true, kWgmmaConvChannels)) >= kConvWideMinK;
+  // bf16 32 -> 128 21%; by phase, conv_transpose2d 4 x 4 of stride 2 128
+  // -> 128 9% and 96 -> 128 2-4% (bench/NOTES.md v40).
+  const bool wider = passes == 1 && (!streamByPhase || phaseBlocks) &&
+                     nb == 64 && coutG % 128 == 0 &&
+                     kOf(layoutFor(128, streamByPhase, true,
+                                   kWgmmaConvChannels)) >= kConvWideMinK;
   if ((nb < wide || wider) && coutG > nb)
     for (int channels : {kWgmmaConvChannels, 8}) {
       int streamed =
