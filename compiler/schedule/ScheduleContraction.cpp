@@ -718,9 +718,14 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // 20% faster so, 3 x 3 16 -> 32 and 8 -> 32 9% and 5%, 64 -> 64 8% and
   // kernel 4 128 -> 64 12%, but 16 -> 64 (K 144) 14% slower (bench/NOTES.md
   // v26; v25's losses were register spills and generic loads). Not with
-  // the weight streamed by phase (a template test's spilled 24 bytes).
+  // the weight streamed by phase (a template test's spilled 24 bytes), nor
+  // streamed in k16 products: an H200 ran bf16 3 x 3 128 -> 64 and 256 ->
+  // 64 5-7% faster without (their epilogue spilled 52 instructions in
+  // ping-pong), but TF32's (bf16 3 x 3 s2 64 -> 64) 3% slower
+  // (bench/NOTES.md v40).
   const bool pingPong =
-      passes == 1 && colPhases == 1 && !(stream > 0 && phaseBlocks) &&
+      passes == 1 && colPhases == 1 &&
+      !(stream > 0 && (phaseBlocks || layout.k16)) &&
       (nb == 32 || (nb == 64 && kOf(layout) >= kConvPingPongMinK));
   s.set("pingPong", pingPong);
   s.set("tiles", items);

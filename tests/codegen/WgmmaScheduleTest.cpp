@@ -681,7 +681,8 @@ TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
   EXPECT_EQ(convt.get("pingPong"), 1);
   EXPECT_FALSE(shares(convt));
   // Wide halves stream their weight in k16 products (3 x 3 256 -> 256:
-  // parts of 16 kept whole, 128 streamed), 128 -> 64 in ping-pong; conv2d 4
+  // parts of 16 kept whole, 128 streamed), 128 -> 64 not in ping-pong
+  // (k16's ran slower in it); conv2d 4
   // x 4 of stride 2 from 128 (its k16 stages do not fit) in TF32 products,
   // stages of 8 channels.
   const Schedule wide =
@@ -694,7 +695,7 @@ TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
       half("2, 128, 32, 32", "64, 128, 3, 3", "conv2d(x, w, padding=1)");
   EXPECT_EQ(narrow.get("stream", 0), 16) << narrow.str();
   EXPECT_EQ(narrow.get("nb"), 64) << narrow.str();
-  EXPECT_EQ(narrow.get("pingPong"), 1) << narrow.str();
+  EXPECT_EQ(narrow.get("pingPong"), 0) << narrow.str();
   const Schedule strided = half("2, 128, 64, 64", "128, 128, 4, 4",
                                 "conv2d(x, w, stride=2, padding=1)");
   EXPECT_EQ(strided.get("stream", 0), 8) << strided.str();

@@ -1658,9 +1658,8 @@ std::vector<Case> cases() {
        0,
        high},
       // The weight streamed through the ring (wide channels; the last
-      // stage's channels past Cin zeros): parts of 128, ping-pong in 64
-      // (row taps sharing fragments; NaN), a conv_transpose2d, and one of
-      // stride 2 by phase, in k16 products.
+      // stage's channels past Cin zeros): parts of 128, of 64 (NaN), a
+      // conv_transpose2d, and one of stride 2 by phase, in k16 products.
       {"conv_tc_bf16_stream_136_w30",
        "bf16",
        convChain("x: f32[N, 136, 17, 30]", "conv2d(x, w, b, padding=1)",
@@ -1669,7 +1668,7 @@ std::vector<Case> cases() {
        0,
        0,
        high},
-      {"conv_tc_f16_stream_ping_pong_nan",
+      {"conv_tc_f16_stream_64_nan",
        "f16",
        convChain("x: f32[N, 264, 13, 32]", "conv2d(x, w, b, padding=1)",
                  "64, 264, 3, 3", 64, "  a = silu(y)\n  return a\n"),
