@@ -252,14 +252,15 @@ KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
 /// output channels x 128 bytes of input channels (32 f32 or 64 halves:
 /// ceil(Cin / that) a tap), 3xTF32's small parts in as many after them.
 ///
-/// `stream` (conv2d of f32, the weight too large to keep: parts of fewer
-/// output channels otherwise) keeps no weight: each stage holds, after its
-/// patch (rounded up to kWgmmaAlign), its `channels` input channels' weight
-/// for every tap, streamBytes: for each tap nb rows of 4 `channels` bytes
-/// (16 channels: 64 bytes, 64-byte swizzle; 8, where the patch of stride 2
-/// leaves room only so for wider parts: 32 bytes, 32-byte swizzle),
-/// 3xTF32's small parts in as many after them. The blocks' image holds
-/// each part's stages' weights one after another (imageBytes).
+/// `stream` (the weight too large to keep: parts of fewer output channels
+/// otherwise) keeps no weight: each stage holds, after its patch (rounded
+/// up to kWgmmaAlign), its `channels` input channels' weight for every tap,
+/// streamBytes: for each tap nb rows of streamRowBytes() (TF32: 16
+/// channels, 64 bytes, 64-byte swizzle; 8, where the patch of stride 2
+/// leaves room only so for wider parts, 32 bytes, 32-byte swizzle; k16: 16
+/// halves, 32 bytes), 3xTF32's small parts in as many after them. The
+/// blocks' image holds each part's stages' weights one after another
+/// (imageBytes).
 struct WgmmaConvLayout {
   int dyMin = 0, dyMax = 0, dxMin = 0, dxMax = 0;
   int rows = 0, left = 0, rowW = 0, pixels = 0, plane = 0, taps = 0,

@@ -375,6 +375,15 @@ __device__ __forceinline__ u64 descriptor(unsigned addr) {
   return swizzledDescriptor<128>(addr);
 }
 
+/// Where 16-byte chunk `chunk` of row `row` lies in its row (a chunk
+/// index) in swizzledDescriptor<RowBytes>'s layout: xor the row's place in
+/// the swizzle's 1024-byte period, row % 8 for 128-byte rows, row / 2 % 4
+/// for 64, row / 4 % 2 for 32.
+template <int RowBytes>
+__device__ __forceinline__ constexpr int swizzledChunk(int chunk, int row) {
+  return chunk ^ (row / (128 / RowBytes) % (RowBytes / 16));
+}
+
 __device__ __forceinline__ void mmaFence() {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 }
@@ -546,9 +555,8 @@ produce(const E *__restrict__ x, const E *__restrict__ w,
   constexpr int RowsA = Cfg::BM / 16, RowsB = Cfg::BN / 16;
   const int p = threadIdx.x;
   const int chunk = p % 8, row0 = p / 8; // rows row0 + 16 i
-  // 16-byte chunk `chunk` of a row lies at chunk ^ (row % 8) in the row.
-  const unsigned inRow =
-      static_cast<unsigned>(row0 * 128 + ((chunk ^ (row0 % 8)) << 4));
+  const unsigned inRow = static_cast<unsigned>(
+      row0 * 128 + (swizzledChunk<128>(chunk, row0) << 4));
   const unsigned base = smem(ring);
   // Slice u (counted over all of this block's tiles) has landed: split it
   // and mark it full.

@@ -511,16 +511,16 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             : Tr ? w[((co / CoutG * Cin + ci) * CoutG + co % CoutG) * KT + t]
                  : w[(co * Cin + ci) * KT + t];
         // Channel cs of the slice in 16-byte chunks of e values. Streamed:
-        // stage ci / CC's tap o, rows of RowB bytes, chunks swizzled by r /
-        // 2 % 4 (64-byte swizzle) or r / 4 % 2 (32-byte), small parts Kept *
-        // NB rows on.
+        // stage ci / CC's tap o, rows of RowB bytes (64- or 32-byte
+        // swizzle), small parts Kept * NB rows on.
         const int cs = ci % PerSlice, e = K16 ? 8 : 4;
-        const int swz = RowB == 32 ? r / 4 % 2 : r / 2 % 4;
         const unsigned off =
             Stream ? ci / CC * L.streamBytes + (o * NB + r) * RowB +
-                         (((ci % CC / e) ^ swz) << 4) + ci % e * (16 / e)
+                         (swizzledChunk<RowB>(ci % CC / e, r) << 4) +
+                         ci % e * (16 / e)
                    : (o * SPT + ci / PerSlice) * SliceBytes + r * 128 +
-                         (((cs / e) ^ (r % 8)) << 4) + (cs % e) * (16 / e);
+                         (swizzledChunk<128>(cs / e, r) << 4) +
+                         (cs % e) * (16 / e);
         constexpr int SmallAt =
             Stream ? Kept * NB * RowB : Kept * SPT * SliceBytes;
         if constexpr (K16) {
