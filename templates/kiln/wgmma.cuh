@@ -401,6 +401,11 @@ template <int R> __device__ __forceinline__ void pin(float (&r)[R]) {
   for (int i = 0; i < R; ++i)
     asm volatile("" : "+f"(r[i])::"memory");
 }
+template <int R> __device__ __forceinline__ void pin(unsigned (&r)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+    asm volatile("" : "+r"(r[i])::"memory");
+}
 
 // The accumulator operands of an m64nN wgmma (N / 2 floats a thread): the
 // register lists, and the constraints of 64 of them from d[o].

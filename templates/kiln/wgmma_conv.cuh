@@ -340,10 +340,13 @@ __device__ __forceinline__ void bulkCopy(unsigned dst, const void *src,
 /// Stores a convolution's output values (wgmmaConv's default epilogue).
 struct ConvStore {
   float *y;
-  __device__ __forceinline__ void operator()(i64 i, float (&v)[1],
+  template <int V>
+  __device__ __forceinline__ void operator()(i64 i, float (&v)[V],
                                              bool live = true) const {
     if (live)
-      y[i] = v[0];
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        y[i + e] = v[e];
   }
 };
 
@@ -461,7 +464,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // producer's transposes spilled at 72); its conv_transpose2d (L2_19) ran
   // 12-18% slower so, for reasons not found (bench/NOTES.md v29). conv2d's
   // stride 2 (9 rows for 12 products) would serialise TF32's wgmmas.
-  constexpr bool RowReuse = wgmmaConvSharesRows(Tr, IH, Passes, K16, PingPong);
+  // 3xTF32 shares rows too (one output phase, 3 row taps at most: an
+  // accumulator set a row tap) at the same split.
+  constexpr bool RowReuse = wgmmaConvSharesRows(
+      Tr, IH, Passes, K16, PingPong, (G::KH - 1) * G::DH, Phases, Stream > 0);
   constexpr int ProducerRegs = !RowReuse ? 96 : K16 ? 80 : 72;
   constexpr int ConsumerRegs = !RowReuse ? 200 : K16 ? 208 : 216;
   extern __shared__ unsigned char wgmmaShared[];
@@ -823,7 +829,12 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     // sums over 144 of K, a stage's, left L2_19 22% less accurate than
     // fp32). TF32 never touches total, and has buffer 1 only with CP 2 (the
     // second column phase's sums).
-    constexpr int Bufs = Passes == 3 || CP == 2 ? 2 : 1;
+    // (3xTF32 sharing rows: a set a row tap, RowTaps, for a column tap's
+    // run, added into total once its steps are done.)
+    constexpr int RowTaps = G::KH;
+    constexpr int Bufs = Passes == 3 && RowReuse  ? RowTaps
+                         : Passes == 3 || CP == 2 ? 2
+                                                  : 1;
     float acc[Bufs][MB][NB / 2], total[MB][NB / 2];
 #pragma unroll
     for (int m = 0; m < MB; ++m)
@@ -856,7 +867,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     // keeps two in flight, which with one step a tap, stages of 8
     // channels, would add up a tap whose products are not done).
     constexpr int InFlight =
-        Passes == 3 && Groups == 1 && !PhaseBlocks && CC == 16 ? 2 : 1;
+        Passes == 3 && !RowReuse && Groups == 1 && !PhaseBlocks && CC == 16 ? 2
+                                                                            : 1;
     for (int chunk = 0; chunk < Chunks; ++chunk, ++it) {
       const int s = it % S;
       // (A predicated arrival: a branch between the products serialised
@@ -1011,28 +1023,94 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
               for (int r = 0; r < Rows; ++r)
                 if (needed(r, 0, MB))
                   loadTf32(a[r], P + ks * 8 * L.plane + r * L.rowW + dx);
+              if constexpr (Passes == 3) {
+                // Each row split once for its row taps (small*big +
+                // big*small + big*big), row tap kh's sums over the column
+                // tap's steps in acc[kh] (the first product replacing),
+                // added into total once they are done.
+                unsigned big[Rows][4], small[Rows][4];
 #pragma unroll
-              for (int m = 0; m < MB; ++m)
-                pin(acc[CP == 2 ? cw : 0][m]);
-              mmaFence();
+                for (int r = 0; r < Rows; ++r)
+                  if (needed(r, 0, MB)) {
+                    float4 hi, lo;
+                    split(make_float4(__uint_as_float(a[r][0]),
+                                      __uint_as_float(a[r][1]),
+                                      __uint_as_float(a[r][2]),
+                                      __uint_as_float(a[r][3])),
+                          hi, lo);
+                    big[r][0] = __float_as_uint(hi.x);
+                    big[r][1] = __float_as_uint(hi.y);
+                    big[r][2] = __float_as_uint(hi.z);
+                    big[r][3] = __float_as_uint(hi.w);
+                    small[r][0] = __float_as_uint(lo.x);
+                    small[r][1] = __float_as_uint(lo.y);
+                    small[r][2] = __float_as_uint(lo.z);
+                    small[r][3] = __float_as_uint(lo.w);
+                  }
 #pragma unroll
-              for (int kh = 0; kh < G::KH; ++kh) {
-                if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch))
-                  continue;
-                const int t = kh * G::KW + kw;
-                const int kStep = (chunk * CC % PerSlice) / 8 + ks;
-                const u64 db =
-                    Stream ? dStage + (kept(t) * NB * RowB >> 4) + 2 * ks
-                           : descriptor(slice(t)) + 2 * kStep;
-                const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
+                for (int r = 0; r < Rows; ++r)
+                  if (needed(r, 0, MB))
+                    pin(big[r]), pin(small[r]); // (split before the fence)
+#pragma unroll
+                for (int kh = 0; kh < RowTaps; ++kh)
+#pragma unroll
+                  for (int m = 0; m < MB; ++m)
+                    pin(acc[kh][m]);
+                mmaFence();
+#pragma unroll
+                for (int kh = 0; kh < RowTaps; ++kh) {
+                  const int t = kh * G::KW + kw;
+                  const int kStep = (chunk * CC % PerSlice) / 8 + ks;
+                  const u64 db = Stream ? dStage + (t * NB * RowB >> 4) + 2 * ks
+                                        : descriptor(slice(t)) + 2 * kStep;
+                  const u64 dbSmall =
+                      Stream ? db + (Kept * NB * RowB >> 4)
+                             : descriptor(slice(t) + Kept * SPT * SliceBytes) +
+                                   2 * kStep;
+                  const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
+#pragma unroll
+                  for (int m = 0; m < MB; ++m) {
+                    const int r = m + dy - L.dyMin;
+                    convMma<NB>(acc[kh][m], small[r], db, ks != 0);
+                    convMma<NB>(acc[kh][m], big[r], dbSmall);
+                    convMma<NB>(acc[kh][m], big[r], db);
+                  }
+                }
+                mmaCommit();
+                if (ks == KS - 1) {
+                  mmaWait<0>();
+                  stepDone();
+#pragma unroll
+                  for (int kh = 0; kh < RowTaps; ++kh)
+                    promote(kh);
+                } else {
+                  mmaWait<1>();
+                  stepDone();
+                }
+              } else {
 #pragma unroll
                 for (int m = 0; m < MB; ++m)
-                  convMma<NB>(acc[CP == 2 ? cw : 0][m], a[m + dy - L.dyMin],
-                              db);
+                  pin(acc[CP == 2 ? cw : 0][m]);
+                mmaFence();
+#pragma unroll
+                for (int kh = 0; kh < G::KH; ++kh) {
+                  if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch))
+                    continue;
+                  const int t = kh * G::KW + kw;
+                  const int kStep = (chunk * CC % PerSlice) / 8 + ks;
+                  const u64 db =
+                      Stream ? dStage + (kept(t) * NB * RowB >> 4) + 2 * ks
+                             : descriptor(slice(t)) + 2 * kStep;
+                  const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
+#pragma unroll
+                  for (int m = 0; m < MB; ++m)
+                    convMma<NB>(acc[CP == 2 ? cw : 0][m], a[m + dy - L.dyMin],
+                                db);
+                }
+                mmaCommit();
+                mmaWait<1>(); // the step before is done: its fragments are free
+                stepDone();
               }
-              mmaCommit();
-              mmaWait<1>(); // the step before is done: its fragments are free
-              stepDone();
             }
           }
         } else {

@@ -644,8 +644,9 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
 // The plan says where the row taps of a column tap share their fragments
 // (wgmmaConvSharesRows, which the template reads too): TF32 at input row
 // stride 1 (conv2d and conv_transpose2d, ping-pong or not), k16 in ping-pong
-// conv2d only; not 3xTF32, not conv2d of stride 2, not k16's
-// conv_transpose2d.
+// conv2d only, 3xTF32 with one output phase and 2 or 3 row taps; not conv2d
+// of stride 2, not k16's conv_transpose2d, not 3xTF32 by phase or of one
+// row tap.
 TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
   const std::string shared = "each patch row's fragments loaded once";
   auto shares = [&](const Schedule &s) {
@@ -657,9 +658,14 @@ TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
                                   "64, 64, 3, 3", "", high)));
   EXPECT_TRUE(shares(convSchedule("conv2d", "2, 16, 32, 32", "64, 16, 3, 3",
                                   ", padding=1", high))); // not ping-pong
+  const auto highest = MatmulPrecision::Highest;
+  EXPECT_TRUE(shares(convSchedule("conv_transpose2d", "2, 64, 256, 256",
+                                  "64, 64, 3, 3", "", highest)));
   EXPECT_FALSE(
-      shares(convSchedule("conv_transpose2d", "2, 64, 256, 256", "64, 64, 3, 3",
-                          "", MatmulPrecision::Highest)));
+      shares(convSchedule("conv_transpose2d", "2, 64, 64, 64", "64, 64, 4, 4",
+                          ", stride=2, padding=1", highest)));
+  EXPECT_FALSE(shares(
+      convSchedule("conv2d", "2, 64, 64, 64", "64, 64, 1, 1", "", highest)));
   EXPECT_FALSE(shares(convSchedule("conv2d", "2, 32, 64, 64", "64, 32, 3, 3",
                                    ", stride=2, padding=1", high)));
   auto half = [&](const std::string &x, const std::string &w,
