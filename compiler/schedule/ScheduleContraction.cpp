@@ -778,10 +778,10 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
     s.reason += ", each block taking its next tile from a counter";
   if (pingPong)
     s.reason += ", its two consumer warpgroups a tile each in turn";
-  if (wgmmaConvSharesRows(
-          transposed, transposed ? 1 : static_cast<int>(stride[0]), passes,
-          layout.k16, pingPong, static_cast<int>((w[2].size - 1) * dil[0]),
-          sh * sw, stream > 0))
+  if (wgmmaConvSharesRows(transposed,
+                          transposed ? 1 : static_cast<int>(stride[0]), passes,
+                          layout.k16, pingPong,
+                          static_cast<int>((w[2].size - 1) * dil[0]), sh * sw))
     s.reason += ", each patch row's fragments loaded once for all row taps";
   // The images: one a part (with phaseBlocks, a part and phase), where a
   // block would gather at least kConvImageMinGather values of w. The

@@ -392,17 +392,16 @@ struct WgmmaConvLayout {
 /// loaded once a step for every tap and m64 block that reads it): at input
 /// row stride 1 (conv2d's stride 1; conv_transpose2d's phases), in TF32
 /// products, or in k16 ones in ping-pong conv2d (its conv_transpose2d ran
-/// slower so); in 3xTF32 ones with one output phase, the weight kept (not
-/// streamed: that spilled) and row taps 1 or 2 rows apart at most
-/// (rowSpan: (KH - 1) x DH), each row split once for its row taps, whose
-/// sums take an accumulator set each. Read by the template and by the
-/// plan's reason.
+/// slower so); in 3xTF32 ones with one output phase and row taps 1 or 2
+/// rows apart at most (rowSpan: (KH - 1) x DH), each row split once for
+/// its row taps, whose sums take an accumulator set each. Read by the
+/// template and by the plan's reason.
 KILN_HOST_DEVICE constexpr bool
 wgmmaConvSharesRows(bool transposed, int inputStrideH, int passes, bool k16,
-                    bool pingPong, int rowSpan, int phases, bool streamed) {
-  return inputStrideH == 1 && (passes == 1 ? !k16 || (pingPong && !transposed)
-                                           : phases == 1 && !streamed &&
-                                                 rowSpan >= 1 && rowSpan <= 2);
+                    bool pingPong, int rowSpan, int phases) {
+  return inputStrideH == 1 &&
+         (passes == 1 ? !k16 || (pingPong && !transposed)
+                      : phases == 1 && rowSpan >= 1 && rowSpan <= 2);
 }
 
 /// The output channels a block of wgmmaConv takes at most (the

@@ -466,8 +466,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // stride 2 (9 rows for 12 products) would serialise TF32's wgmmas.
   // 3xTF32 shares rows too (one output phase, 3 row taps at most: an
   // accumulator set a row tap) at the same split.
-  constexpr bool RowReuse = wgmmaConvSharesRows(
-      Tr, IH, Passes, K16, PingPong, (G::KH - 1) * G::DH, Phases, Stream > 0);
+  constexpr bool RowReuse = wgmmaConvSharesRows(Tr, IH, Passes, K16, PingPong,
+                                                (G::KH - 1) * G::DH, Phases);
   constexpr int ProducerRegs = !RowReuse ? 96 : K16 ? 80 : 72;
   constexpr int ConsumerRegs = !RowReuse ? 200 : K16 ? 208 : 216;
   extern __shared__ unsigned char wgmmaShared[];
