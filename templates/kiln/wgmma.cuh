@@ -263,6 +263,26 @@ __device__ __forceinline__ void split(const float4 &v, float4 &big,
       __uint_as_float(tf32Bits(small.z)), __uint_as_float(tf32Bits(small.w)));
 }
 
+/// A fragment's four values split as split() does, into the bits of
+/// wgmma's A operands (big's and small's registers in v's order).
+__device__ __forceinline__ void
+splitFragment(const float4 &v, unsigned (&big)[4], unsigned (&small)[4]) {
+  float4 hi, lo;
+  split(v, hi, lo);
+  big[0] = __float_as_uint(hi.x), small[0] = __float_as_uint(lo.x);
+  big[1] = __float_as_uint(hi.y), small[1] = __float_as_uint(lo.y);
+  big[2] = __float_as_uint(hi.z), small[2] = __float_as_uint(lo.z);
+  big[3] = __float_as_uint(hi.w), small[3] = __float_as_uint(lo.w);
+}
+/// The same for a fragment held as bits (a TF32 A operand's registers).
+__device__ __forceinline__ void splitFragment(const unsigned (&a)[4],
+                                              unsigned (&big)[4],
+                                              unsigned (&small)[4]) {
+  splitFragment(make_float4(__uint_as_float(a[0]), __uint_as_float(a[1]),
+                            __uint_as_float(a[2]), __uint_as_float(a[3])),
+                big, small);
+}
+
 /// Every block of the grid waits here for the others, after its writes
 /// (the launch must be cooperative). `launches` counts the blocks'
 /// arrivals over all launches and is never reset: a launch's blocks wait
@@ -657,13 +677,7 @@ __device__ __forceinline__ void splitFragments(const unsigned char *rows, int g,
       return *reinterpret_cast<const float *>(
           rows + (r & 1) * 1024 + (((2 * ks + (r >> 1)) ^ g) << 4) + tq * 4);
     };
-    const float4 v = make_float4(at(0), at(1), at(2), at(3));
-    float4 hi, lo;
-    split(v, hi, lo);
-    big[ks][0] = __float_as_uint(hi.x), small[ks][0] = __float_as_uint(lo.x);
-    big[ks][1] = __float_as_uint(hi.y), small[ks][1] = __float_as_uint(lo.y);
-    big[ks][2] = __float_as_uint(hi.z), small[ks][2] = __float_as_uint(lo.z);
-    big[ks][3] = __float_as_uint(hi.w), small[ks][3] = __float_as_uint(lo.w);
+    splitFragment(make_float4(at(0), at(1), at(2), at(3)), big[ks], small[ks]);
   }
 }
 

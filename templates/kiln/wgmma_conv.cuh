@@ -1034,22 +1034,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 unsigned big[Rows][4], small[Rows][4];
 #pragma unroll
                 for (int r = 0; r < Rows; ++r)
-                  if (needed(r, 0, MB)) {
-                    float4 hi, lo;
-                    split(make_float4(__uint_as_float(a[r][0]),
-                                      __uint_as_float(a[r][1]),
-                                      __uint_as_float(a[r][2]),
-                                      __uint_as_float(a[r][3])),
-                          hi, lo);
-                    big[r][0] = __float_as_uint(hi.x);
-                    big[r][1] = __float_as_uint(hi.y);
-                    big[r][2] = __float_as_uint(hi.z);
-                    big[r][3] = __float_as_uint(hi.w);
-                    small[r][0] = __float_as_uint(lo.x);
-                    small[r][1] = __float_as_uint(lo.y);
-                    small[r][2] = __float_as_uint(lo.z);
-                    small[r][3] = __float_as_uint(lo.w);
-                  }
+                  if (needed(r, 0, MB))
+                    splitFragment(a[r], big[r], small[r]);
 #pragma unroll
                 for (int r = 0; r < Rows; ++r)
                   if (needed(r, 0, MB))
@@ -1187,21 +1173,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                                  2 * kStep;
                 unsigned big[2][4], small[2][4];
 #pragma unroll
-                for (int m = 0; m < 2; ++m) {
-                  float4 hi, lo;
-                  split(make_float4(
-                            __uint_as_float(a[m][0]), __uint_as_float(a[m][1]),
-                            __uint_as_float(a[m][2]), __uint_as_float(a[m][3])),
-                        hi, lo);
-                  big[m][0] = __float_as_uint(hi.x),
-                  small[m][0] = __float_as_uint(lo.x);
-                  big[m][1] = __float_as_uint(hi.y),
-                  small[m][1] = __float_as_uint(lo.y);
-                  big[m][2] = __float_as_uint(hi.z),
-                  small[m][2] = __float_as_uint(lo.z);
-                  big[m][3] = __float_as_uint(hi.w),
-                  small[m][3] = __float_as_uint(lo.w);
-                }
+                for (int m = 0; m < 2; ++m)
+                  splitFragment(a[m], big[m], small[m]);
                 mmaFence();
 #pragma unroll
                 for (int m = 0; m < 2; ++m) {
