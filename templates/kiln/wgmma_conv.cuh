@@ -972,6 +972,20 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
               return wBase +
                      (kept(t) * SPT + chunk * CC / PerSlice) * SliceBytes;
             };
+            // The descriptor of tap t's weight at TF32 step ks of this
+            // stage (3xTF32: its big parts; small: the small ones, Kept taps
+            // on).
+            auto tapWeight = [&](int t, int ks, bool small = false) {
+              const int kStep = (chunk * CC % PerSlice) / 8 + ks;
+              const u64 db = Stream
+                                 ? dStage + (kept(t) * NB * RowB >> 4) + 2 * ks
+                                 : descriptor(slice(t)) + 2 * kStep;
+              if (!small)
+                return db;
+              return Stream ? db + (Kept * NB * RowB >> 4)
+                            : descriptor(slice(t) + Kept * SPT * SliceBytes) +
+                                  2 * kStep;
+            };
             if constexpr (K16) {
               // k16 (ping-pong): the m64 blocks in two halves, each a commit
               // group of its own over all the step's row taps (blocks 0-1
@@ -1058,13 +1072,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
 #pragma unroll
                 for (int kh = 0; kh < RowTaps; ++kh) {
                   const int t = kh * G::KW + kw;
-                  const int kStep = (chunk * CC % PerSlice) / 8 + ks;
-                  const u64 db = Stream ? dStage + (t * NB * RowB >> 4) + 2 * ks
-                                        : descriptor(slice(t)) + 2 * kStep;
-                  const u64 dbSmall =
-                      Stream ? db + (Kept * NB * RowB >> 4)
-                             : descriptor(slice(t) + Kept * SPT * SliceBytes) +
-                                   2 * kStep;
+                  const u64 db = tapWeight(t, ks),
+                            dbSmall = tapWeight(t, ks, true);
                   const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
 #pragma unroll
                   for (int m = 0; m < MB; ++m) {
@@ -1086,11 +1095,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 for (int kh = 0; kh < G::KH; ++kh) {
                   if (!convTapInPhase(Tr, kh, SH, G::PH, G::DH, ch))
                     continue;
-                  const int t = kh * G::KW + kw;
-                  const int kStep = (chunk * CC % PerSlice) / 8 + ks;
-                  const u64 db =
-                      Stream ? dStage + (kept(t) * NB * RowB >> 4) + 2 * ks
-                             : descriptor(slice(t)) + 2 * kStep;
+                  const u64 db = tapWeight(kh * G::KW + kw, ks);
                   const int dy = convTapShift(Tr, kh, SH, G::PH, G::DH, ch);
 #pragma unroll
                   for (int m = 0; m < MB; ++m)
