@@ -260,8 +260,13 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
     return SmemLen >= ChunkLen || e - begin < SmemLen;
   };
 
-  // Moments of d = x - c, with c the same for the whole team.
+  // Moments of d = x - c, with c the same for the whole team. A mean of NaN
+  // or inf (a slice holding one) is no shift: carried to the team's next
+  // slice it made that slice's statistics NaN too.
   float c = 0, s1 = 0, s2 = 0;
+  auto finiteShift = [](double mean) {
+    return isfinite(mean) ? static_cast<float>(mean) : 0.f;
+  };
   auto moments = [&](const float(&v)[Vec]) {
 #pragma unroll
     for (int l = 0; l < Vec; ++l) {
@@ -367,7 +372,7 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
         if (!again ||
             (dm * dm * static_cast<double>(SliceLen) <= m2 && m2 < 1e300))
           break;
-        c = static_cast<float>(stats[0]);
+        c = finiteShift(stats[0]);
         s1 = 0, s2 = 0;
 #pragma unroll 1
         for (Off e = first; e < end; e += step) {
@@ -397,7 +402,7 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
         }
       }
       st = gnFinish(stats[0], stats[1], invLen, eps);
-      c = st.meanHi;
+      c = finiteShift(st.meanHi);
       s1 = 0, s2 = 0;
     }
     // cur and more pass through an empty asm so that the optimiser does not

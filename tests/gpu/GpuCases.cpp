@@ -189,6 +189,13 @@ std::vector<Case> cases() {
   cs.push_back({"gn_team_many_rounds",
                 withC(gn("N, 32, 64, 64", 4, "", ""), 32),
                 {{257, 32, 64, 64}}});
+  // A NaN slice among a team's rounds: its mean (NaN) was the next slice's
+  // shift, so that slice came out NaN too.
+  cs.push_back({"gn_team_many_rounds_nan",
+                withC(gn("N, 32, 64, 64", 4, "", ""), 32),
+                {{257, 32, 64, 64}},
+                0,
+                1e-7});
   cs.push_back({"gn_team_many_rounds_offset",
                 withC(gn("N, 32, 64, 64", 4, "", ""), 32),
                 {{130, 32, 64, 64}},
