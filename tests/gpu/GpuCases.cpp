@@ -196,6 +196,11 @@ std::vector<Case> cases() {
                 {{257, 32, 64, 64}},
                 0,
                 1e-7});
+  Case oneNan{"gn_team_one_nan",
+              withC(gn("N, 32, 64, 64", 4, "", ""), 32),
+              {{257, 32, 64, 64}}};
+  oneNan.nanAt = 32 * 64 * 64 + 1000; // sample 1, slice 4
+  cs.push_back(oneNan);
   cs.push_back({"gn_team_many_rounds_offset",
                 withC(gn("N, 32, 64, 64", 4, "", ""), 32),
                 {{130, 32, 64, 64}},
@@ -1219,6 +1224,25 @@ std::vector<Case> cases() {
                 0,
                 tf32Tol,
                 high});
+  // One NaN in sample 1: every group of that sample NaN (PyTorch), and no
+  // other sample's; 128 slices on 52 teams of gnTeam, so teams that
+  // normalised sample 1 go on to later samples.
+  Case l2_19OneNan{"conv_tc_l2_19_like_one_nan_high",
+                   "graph c(x: f32[N, 8, 126, 126]) {\n"
+                   "  param w: f32[8, 64, 3, 3] = uniform(-0.1, 0.1, seed=1)\n"
+                   "  param b: f32[64] = uniform(-0.04, 0.04, seed=2)\n"
+                   "  param gamma: f32[64] = uniform(0.5, 1.5, seed=3)\n"
+                   "  param beta: f32[64] = uniform(-1, 1, seed=4)\n"
+                   "  y = conv_transpose2d(x, w, b)\n  g = gelu(y)\n"
+                   "  out = group_norm(g, gamma, beta, groups=8)\n"
+                   "  return out\n}\n",
+                   {{16, 8, 126, 126}},
+                   0,
+                   0,
+                   tf32Tol,
+                   high};
+  l2_19OneNan.nanAt = 8 * 126 * 126 + 5000;
+  cs.push_back(l2_19OneNan);
   // Any output channels that are a multiple of 8 (parts of 128, 64, 32,
   // 16, 8 to a block), input channels padded with zeros to 16, strided
   // conv_transpose2d by output phases, and fused epilogues.

@@ -30,6 +30,9 @@ struct Case {
   /// parameters across runs, as the CLI compiles).
   bool constantParams = false;
   double infRate = 0; // fraction of input elements set to +inf or -inf
+  /// The first input's element at this flat index set to NaN (-1: none):
+  /// one sample's results NaN, and no other's.
+  int64_t nanAt = -1;
 };
 
 /// Every case of the GPU suite.

@@ -127,6 +127,8 @@ TEST_P(GpuKernels, MatchesReference) {
     for (size_t i = 0; i < c.shapes.size(); ++i)
       inputs.push_back(randomTensor((*g)->inputs()[i]->dtype(), c.shapes[i],
                                     rng, c.offset, c.nanRate, c.infRate));
+    if (c.nanAt >= 0)
+      inputs[0].set(c.nanAt, NAN);
     return inputs;
   };
   std::vector<HostTensor> inputs = fresh();
