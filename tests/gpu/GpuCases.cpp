@@ -1210,15 +1210,22 @@ std::vector<Case> cases() {
                 conv("conv2d", "N, 64, 19, 24", "64, 64, 3, 3", ", padding=1"),
                 {{2, 64, 19, 24}},
                 100});
+  // L2_19's chain (conv_transpose2d 3 x 3 into 64 channels, gelu,
+  // GroupNorm(8)) on x [N, cin, h, w], the weight in +-wBound.
+  auto l2_19Like = [](int cin, const std::string &hw, double wBound) {
+    return fmt::format(
+        "graph c(x: f32[N, {0}, {1}]) {{\n"
+        "  param w: f32[{0}, 64, 3, 3] = uniform(-{2}, {2}, seed=1)\n"
+        "  param b: f32[64] = uniform(-0.04, 0.04, seed=2)\n"
+        "  param gamma: f32[64] = uniform(0.5, 1.5, seed=3)\n"
+        "  param beta: f32[64] = uniform(-1, 1, seed=4)\n"
+        "  y = conv_transpose2d(x, w, b)\n  g = gelu(y)\n"
+        "  out = group_norm(g, gamma, beta, groups=8)\n"
+        "  return out\n}}\n",
+        cin, hw, wBound);
+  };
   cs.push_back({"conv_tc_l2_19_like_high",
-                "graph c(x: f32[N, 64, 30, 32]) {\n"
-                "  param w: f32[64, 64, 3, 3] = uniform(-0.04, 0.04, seed=1)\n"
-                "  param b: f32[64] = uniform(-0.04, 0.04, seed=2)\n"
-                "  param gamma: f32[64] = uniform(0.5, 1.5, seed=3)\n"
-                "  param beta: f32[64] = uniform(-1, 1, seed=4)\n"
-                "  y = conv_transpose2d(x, w, b)\n  g = gelu(y)\n"
-                "  out = group_norm(g, gamma, beta, groups=8)\n"
-                "  return out\n}\n",
+                l2_19Like(64, "30, 32", 0.04),
                 {{2, 64, 30, 32}},
                 0,
                 0,
@@ -1228,14 +1235,7 @@ std::vector<Case> cases() {
   // other sample's; 128 slices on 52 teams of gnTeam, so teams that
   // normalised sample 1 go on to later samples.
   Case l2_19OneNan{"conv_tc_l2_19_like_one_nan_high",
-                   "graph c(x: f32[N, 8, 126, 126]) {\n"
-                   "  param w: f32[8, 64, 3, 3] = uniform(-0.1, 0.1, seed=1)\n"
-                   "  param b: f32[64] = uniform(-0.04, 0.04, seed=2)\n"
-                   "  param gamma: f32[64] = uniform(0.5, 1.5, seed=3)\n"
-                   "  param beta: f32[64] = uniform(-1, 1, seed=4)\n"
-                   "  y = conv_transpose2d(x, w, b)\n  g = gelu(y)\n"
-                   "  out = group_norm(g, gamma, beta, groups=8)\n"
-                   "  return out\n}\n",
+                   l2_19Like(8, "126, 126", 0.1),
                    {{16, 8, 126, 126}},
                    0,
                    0,
