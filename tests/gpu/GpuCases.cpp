@@ -186,23 +186,17 @@ std::vector<Case> cases() {
   // gnTeam's pipeline: many rounds per team (buffers and exchange slots
   // wrap around), one-block teams, parts too large for shared memory (the
   // rest re-read), and a prologue streaming two inputs.
-  cs.push_back({"gn_team_many_rounds",
-                withC(gn("N, 32, 64, 64", 4, "", ""), 32),
-                {{257, 32, 64, 64}}});
+  const std::string manyRounds = withC(gn("N, 32, 64, 64", 4, "", ""), 32);
+  cs.push_back({"gn_team_many_rounds", manyRounds, {{257, 32, 64, 64}}});
   // A NaN slice among a team's rounds: its mean (NaN) was the next slice's
   // shift, so that slice came out NaN too.
-  cs.push_back({"gn_team_many_rounds_nan",
-                withC(gn("N, 32, 64, 64", 4, "", ""), 32),
-                {{257, 32, 64, 64}},
-                0,
-                1e-7});
-  Case oneNan{"gn_team_one_nan",
-              withC(gn("N, 32, 64, 64", 4, "", ""), 32),
-              {{257, 32, 64, 64}}};
+  cs.push_back(
+      {"gn_team_many_rounds_nan", manyRounds, {{257, 32, 64, 64}}, 0, 1e-7});
+  Case oneNan{"gn_team_one_nan", manyRounds, {{257, 32, 64, 64}}};
   oneNan.nanAt = 32 * 64 * 64 + 1000; // sample 1, slice 4
   cs.push_back(oneNan);
   cs.push_back({"gn_team_many_rounds_offset",
-                withC(gn("N, 32, 64, 64", 4, "", ""), 32),
+                manyRounds,
                 {{130, 32, 64, 64}},
                 1e4,
                 0,
