@@ -364,12 +364,16 @@ gnTeam(LoadRaw loadRaw, Finish finish, Store store, RoundDone roundDone,
       // The shift is the previous slice's mean. Summed about it, the
       // moments keep their digits while it lies within a standard deviation
       // of this slice's mean; otherwise (the first slice, a change of level,
-      // NaN or inf) the part is summed again about the mean, once. The
-      // stats are the same in every block of the team, so is the choice.
-      for (bool again = true;; again = false) {
+      // NaN or inf) the part is summed again about the mean, up to twice:
+      // after a slice 1e12 or more times this one's spread, the first sum
+      // about the old shift leaves only rounding noise of the mean, and one
+      // sum about that left the variance 1e3-1e4 times too large (a CPU
+      // emulation, bench/NOTES.md v42). The stats are the same in every
+      // block of the team, so is the choice.
+      for (int resums = 0;; ++resums) {
         combine();
         const double dm = stats[0] - c, m2 = stats[1];
-        if (!again ||
+        if (resums == 2 ||
             (dm * dm * static_cast<double>(SliceLen) <= m2 && m2 < 1e300))
           break;
         c = finiteShift(stats[0]);

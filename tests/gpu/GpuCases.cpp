@@ -195,6 +195,21 @@ std::vector<Case> cases() {
   Case oneNan{"gn_team_one_nan", manyRounds, {{257, 32, 64, 64}}};
   oneNan.nanAt = 32 * 64 * 64 + 1000; // sample 1, slice 4
   cs.push_back(oneNan);
+  // About half the samples scaled by up to 1e15, the rest not: a team's
+  // slice after a scaled one starts from a shift 1e12 or more times its
+  // spread (one sum about the mean again was not enough).
+  cs.push_back({"gn_team_huge_sample_scale",
+                "graph g(x: f32[N, 32, 64, 64], s: f32[N, 1, 1, 1]) {\n"
+                "  param gamma: f32[32] = uniform(0.5, 1.5, seed=4)\n"
+                "  param beta: f32[32] = uniform(-1, 1, seed=5)\n"
+                "  r = relu(s)\n  k = mul(r, 1e15)\n  f = add(k, 1.0)\n"
+                "  p = mul(x, f)\n"
+                "  y = group_norm(p, gamma, beta, groups=4)\n"
+                "  return y\n}\n",
+                {{257, 32, 64, 64}, {257, 1, 1, 1}},
+                0,
+                0,
+                1e-5});
   cs.push_back({"gn_team_many_rounds_offset",
                 manyRounds,
                 {{130, 32, 64, 64}},
