@@ -368,14 +368,20 @@ llvm::Expected<FunctionAttributes> Device::attributes(void *function) const {
 }
 
 llvm::Error Device::setMaxDynamicShared(void *function, int bytes) {
-  return check(
-      drv().cuFuncSetAttribute(cuFn(function),
-                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                               bytes),
-      "cuFuncSetAttribute",
-      fmt::format("max dynamic shared memory {}; the device allows {} per "
-                  "block",
-                  bytesText(bytes), bytesText(traits_.maxSharedOptin)));
+  const CUresult r = drv().cuFuncSetAttribute(
+      cuFn(function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+  if (r == CUDA_SUCCESS)
+    return llvm::Error::success();
+  // The limit holds the kernel's own __shared__ variables too: say how much.
+  int staticBytes = 0;
+  (void)drv().cuFuncGetAttribute(
+      &staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, cuFn(function));
+  return check(r, "cuFuncSetAttribute",
+               fmt::format("max dynamic shared memory {} beside the "
+                           "kernel's static {}; the device allows {} per "
+                           "block in all",
+                           bytesText(bytes), bytesText(staticBytes),
+                           bytesText(traits_.maxSharedOptin)));
 }
 
 llvm::Expected<int> Device::maxActiveBlocksPerSM(void *function,

@@ -563,6 +563,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // take 32 MiB even in parts of 8, far beyond shared memory.
   if ((cinG + 31) / 32 > (int64_t{1} << 15) / (w[2].size * w[3].size))
     return std::nullopt;
+  // What a block's layout may take: the device's opt-in limit less the
+  // kernel's own __shared__ variables (tiling.cuh).
+  const int sharedLimit = t.maxSharedPerBlock - kWgmmaConvStaticShared;
   // f16 and bf16 convolutions multiply in their type where three stages
   // fit, else in TF32 (exact for their values; WgmmaConvLayout::k16): one
   // pass at every precision.
@@ -602,7 +605,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       first = 64;
     auto fits = [&](int nb, bool narrowCopies) {
       return layoutFor(nb, phaseBlocks, narrowCopies).sharedBytes() <=
-             t.maxSharedPerBlock;
+             sharedLimit;
     };
     int nb = first;
     while (nb > 8 && !fits(nb, false))
@@ -629,7 +632,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   for (int narrower = nb / 2;
        half && !layoutFor(nb, phaseBlocks).k16 && narrower >= 32; narrower /= 2)
     if (const WgmmaConvLayout l = layoutFor(narrower, phaseBlocks);
-        l.k16 && l.sharedBytes() <= t.maxSharedPerBlock) {
+        l.k16 && l.sharedBytes() <= sharedLimit) {
       nb = narrower;
       break;
     }
@@ -653,8 +656,8 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // slower streamed by phase (bench/NOTES.md v40). f16 and bf16 stream
   // too: in their own (k16) products a tap's 16 channels a row of 32 bytes
   // (32-byte swizzle); where k16's stages do not fit (conv2d of stride 2:
-  // the patch's transposed copy), in TF32 products as f32 (exact: the
-  // patch kept in halves, the weight's images in TF32).
+  // the patch's transposed copy) or hold 8 channels, in TF32 products as
+  // f32 (exact: the patch kept in halves, the weight's images in TF32).
   const bool streamByPhase = sh * sw > 1;
   const int wide = passes == 1 && (!streamByPhase || phaseBlocks) ? 64 : 32;
   int stream = 0; // the input channels a stage where streamed
@@ -675,7 +678,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
                             passes == 1 && sw == 2 && !streamByPhase);
       while (streamed > nb &&
              layoutFor(streamed, streamByPhase, true, channels).sharedBytes() >
-                 t.maxSharedPerBlock)
+                 sharedLimit)
         streamed /= 2;
       if (streamed > nb)
         nb = streamed, stream = channels, phaseBlocks = streamByPhase;
@@ -699,7 +702,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   const long long parts = c.cout / nb;
   // Blocks at least: one of each part (with phaseBlocks, of each phase).
   const long long fewest = parts * (phaseBlocks ? sh * sw : 1);
-  if (layout.sharedBytes() > t.maxSharedPerBlock || items >= (1ll << 31) ||
+  if (layout.sharedBytes() > sharedLimit || items >= (1ll << 31) ||
       fewest > std::max(1, t.multiprocessors))
     return std::nullopt;
   Schedule s;

@@ -187,7 +187,13 @@ inline constexpr int kWgmmaConvTile = 16;
 /// Input channels a stage of the patch ring holds, and the ring's stages
 /// (two where three do not fit beside the weight).
 inline constexpr int kWgmmaConvChannels = 16, kWgmmaConvStages = 3;
-inline constexpr int kWgmmaConvSharedLimit = 227 * 1024; // Hopper's opt-in
+/// The kernel's own __shared__ variables (the ring's barriers, the item
+/// slots, the bias of a part: under 700 bytes) take at most this, and the
+/// layout the rest of Hopper's 227 KiB opt-in (a block asking for more in
+/// all fails to launch).
+inline constexpr int kWgmmaConvStaticShared = 1024;
+inline constexpr int kWgmmaConvSharedLimit =
+    227 * 1024 - kWgmmaConvStaticShared;
 
 /// Whether kernel tap k (one dim) feeds output phase r: conv2d (stride 1)
 /// has the one phase, conv_transpose2d's tap k feeds the output rows o = s j
@@ -234,7 +240,8 @@ KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
 /// `rowW` of them (a multiple of that), `pixels` = rows x rowW.
 ///
 /// Halves multiply in their type (`k16`: wgmma's k16) where three stages
-/// fit: each stage also holds its patch transposed after its planes
+/// fit and each holds 16 channels (not a weight streamed in stages of 8):
+/// each stage also holds its patch transposed after its planes
 /// (transposedOffset()): for each group of 8 channels, `pixels` rows of 16
 /// bytes (a pixel's 8 values), which ldmatrix reads as the A fragments;
 /// channel planes 8 mod 16 elements apart (the 16-byte rows of an 8 x 8
@@ -313,7 +320,8 @@ struct WgmmaConvLayout {
                              convMostPhaseTaps(transposed, kw, sw, pw, dw)
                        : kh * kw;
     place(isw, 16 / elem); // 16-byte copies
-    k16 = elem == 2;
+    // k16 products take a tap's 16 channels a step: not from stages of 8.
+    k16 = elem == 2 && channels == kWgmmaConvChannels;
     arrange(cin, nb, passes);
     if (k16 && stages < kWgmmaConvStages) {
       k16 = false;

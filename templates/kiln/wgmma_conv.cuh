@@ -595,6 +595,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // 1.5-4.5% there.
   constexpr bool PairStores = Vec == 1 && CP == 1 && SW == 1 && Wo % 8 != 0;
   __shared__ float biasShared[HasBias && !BiasKept ? NB : 1];
+  static_assert(sizeof(full) + sizeof(empty) + sizeof(itemOf) +
+                        sizeof(itemFull) + sizeof(biasShared) <=
+                    kWgmmaConvStaticShared,
+                "the static shared memory within its reserve");
   if constexpr (HasBias && !BiasKept)
     for (int i = threadIdx.x; i < NB; i += blockDim.x)
       biasShared[i] = toFloat(bias[part * NB + i]);

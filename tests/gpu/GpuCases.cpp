@@ -1304,6 +1304,18 @@ std::vector<Case> cases() {
                 high});
   cs.push_back(
       {"conv_tc_cin3_high", cin3, {{3, 3, 21, 24}}, 0, 0, tf32Tol, high});
+  // Stride 3 x 2: a patch of 48 x 40 pixels, whose layout once took the
+  // whole 227 KiB and left none for the kernel's own __shared__ variables
+  // (the launch failed; found by ConvFuzzCases.cpp).
+  cs.push_back({"conv_tc_s3x2_cin3_medium",
+                convChain("x: f32[N, 3, 35, 11]",
+                          "conv2d(x, w, b, stride=[3, 2], padding=[1, 2])",
+                          "40, 3, 3, 3", 40, "  return y\n"),
+                {{2, 3, 35, 11}},
+                0,
+                0,
+                tf32Tol,
+                MatmulPrecision::Medium});
   // 128 output channels a block (K = 9 x 32): a partial tile row (23), a
   // residual add in the epilogue, NaN.
   const std::string cout128 =
@@ -1775,6 +1787,33 @@ std::vector<Case> cases() {
        0,
        0,
        MatmulPrecision::Highest},
+      // Weights streamed in stages of 8 input channels, where k16 products
+      // (16 channels a step) cannot run: TF32 products instead (found by
+      // the random cases, ConvFuzzCases.cpp: NVRTC refused these kernels).
+      // conv2d of stride 2 from 16 channels into parts of 128 (medium).
+      {"conv_tc_f16_stream_8_s2",
+       "f16",
+       convChain("x: f32[N, 16, 17, 6]",
+                 "conv2d(x, w, b, stride=2, padding=[0, 1])", "128, 16, 3, 3",
+                 128, "  a = gelu(y)\n  return a\n"),
+       {{2, 16, 17, 6}},
+       0,
+       0.002,
+       MatmulPrecision::Medium},
+      // A dilated 4 x 5 kernel from 8 channels, then group_norm.
+      {"conv_tc_bf16_stream_8_k4x5",
+       "bf16",
+       convChain("x: f32[N, 8, 27, 39]",
+                 "conv2d(x, w, b, padding=1, dilation=[1, 2])", "128, 8, 4, 5",
+                 128,
+                 "  param gamma: f32[128] = uniform(0.5, 1.5, seed=3)\n"
+                 "  param beta: f32[128] = uniform(-0.5, 0.5, seed=4)\n"
+                 "  a = gelu(y)\n"
+                 "  o = group_norm(a, gamma, beta, groups=4)\n  return o\n"),
+       {{2, 8, 27, 39}},
+       0,
+       0,
+       high},
   };
   for (const auto &h : halves)
     cs.push_back({h.name, replaceAll(h.kg, "f32", h.dtype), h.shapes, h.offset,

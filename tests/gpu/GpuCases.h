@@ -38,6 +38,10 @@ struct Case {
 /// Every case of the GPU suite.
 std::vector<Case> cases();
 
+/// `count` random convolutions (ConvFuzzCases.cpp): a fixed set, or another
+/// drawn with KILN_CONV_FUZZ_SEED (KILN_CONV_FUZZ_COUNT: how many).
+std::vector<Case> convFuzzCases(int count);
+
 /// For gtest: a case prints as its name.
 void PrintTo(const Case &c, std::ostream *os);
 
