@@ -3,7 +3,7 @@
 // No GPU needed. The random convolutions of ConvFuzzCases.cpp (the GPU
 // suite's 40 and 80 more) are generated and compiled with NVRTC for sm_90
 // (the tensor-core kernels) and sm_80, with their options: each must give
-// kernels NVRTC accepts (seven of 1440 draws did not: halves streamed in
+// kernels NVRTC accepts (six of 1680 draws did not: halves streamed in
 // stages of 8 channels, tiling.cuh's k16).
 //
 //===----------------------------------------------------------------------===//
