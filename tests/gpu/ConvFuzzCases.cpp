@@ -14,12 +14,12 @@
 // tells what it draws, to reproduce it).
 //
 //===----------------------------------------------------------------------===//
+#include "Draws.h"
 #include "GpuCases.h"
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <random>
+#include <cmath>
 
 namespace kiln {
 namespace {
@@ -48,72 +48,58 @@ int64_t outDim(const ConvDraw &d, int64_t in, int64_t k, int64_t s, int64_t p,
   return room < 0 ? 0 : room / s + 1;
 }
 
-ConvDraw draw(std::mt19937_64 &rng) {
-  auto pick = [&](std::initializer_list<int64_t> v) {
-    return *(v.begin() + rng() % v.size());
-  };
-  auto chance = [&](double p) {
-    return std::uniform_real_distribution<double>(0, 1)(rng) < p;
-  };
-  auto in = [&](int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(rng() % (hi - lo + 1));
-  };
+ConvDraw draw(Draws &r) {
   ConvDraw d;
-  d.transposed = chance(0.4);
-  d.n = in(1, 3);
+  d.transposed = r.chance(0.4);
+  d.n = r.in(1, 3);
   // Groups: mostly one; some depthwise (one channel a group, any multiplier).
-  const int64_t g = pick({1, 1, 1, 1, 2, 4, 0});
-  const int64_t perIn = pick({1, 3, 4, 8, 13, 16, 24, 32, 48, 64});
-  const int64_t perOut = pick({1, 8, 8, 16, 24, 32, 40, 64, 64, 72, 128});
+  const int64_t g = r.pick({1, 1, 1, 1, 2, 4, 0});
+  const int64_t perIn = r.pick({1, 3, 4, 8, 13, 16, 24, 32, 48, 64});
+  const int64_t perOut = r.pick({1, 8, 8, 16, 24, 32, 40, 64, 64, 72, 128});
   if (g == 0) { // depthwise
-    d.cin = pick({8, 16, 24, 32});
+    d.cin = r.pick({8, 16, 24, 32});
     d.groups = d.cin;
-    d.cout = d.cin * pick({1, 1, 2});
+    d.cout = d.cin * r.pick({1, 1, 2});
   } else {
     d.groups = g;
     d.cin = perIn * g;
     d.cout = perOut * g;
   }
-  d.kh = pick({1, 2, 3, 3, 3, 4, 5});
-  d.kw = chance(0.8) ? d.kh : pick({1, 2, 3, 4, 5});
-  d.sh = pick({1, 1, 1, 2, 2, 3});
-  d.sw = chance(0.8) ? d.sh : pick({1, 2, 3});
-  d.dh = pick({1, 1, 1, 1, 2, 3});
-  d.dw = chance(0.8) ? d.dh : pick({1, 2});
-  d.ph = in(0, d.dh * (d.kh - 1));
-  d.pw = in(0, d.dw * (d.kw - 1));
+  d.kh = r.pick({1, 2, 3, 3, 3, 4, 5});
+  d.kw = r.chance(0.8) ? d.kh : r.pick({1, 2, 3, 4, 5});
+  d.sh = r.pick({1, 1, 1, 2, 2, 3});
+  d.sw = r.chance(0.8) ? d.sh : r.pick({1, 2, 3});
+  d.dh = r.pick({1, 1, 1, 1, 2, 3});
+  d.dw = r.chance(0.8) ? d.dh : r.pick({1, 2});
+  d.ph = r.in(0, d.dh * (d.kh - 1));
+  d.pw = r.in(0, d.dw * (d.kw - 1));
   if (d.transposed) {
     // output_padding below the stride or the dilation, as PyTorch requires.
-    d.oph = in(0, std::max(d.sh, d.dh) - 1);
-    d.opw = in(0, std::max(d.sw, d.dw) - 1);
+    d.oph = r.in(0, std::max(d.sh, d.dh) - 1);
+    d.opw = r.in(0, std::max(d.sw, d.dw) - 1);
   }
-  d.h = in(3, 37);
-  d.w = in(3, 41);
-  d.bias = chance(0.7);
-  d.dtype = chance(0.8) ? "f32" : chance(0.5) ? "f16" : "bf16";
-  d.precision = in(0, 3) == 0 ? MatmulPrecision::Medium
-                : chance(0.5) ? MatmulPrecision::High
-                              : MatmulPrecision::Highest;
-  d.after = static_cast<int>(in(0, 4));
-  d.activation = in(0, 3) == 0 ? "relu"
-                 : chance(0.5) ? "gelu"
-                 : chance(0.5) ? "swish"
-                               : "leaky_relu";
+  d.h = r.in(3, 37);
+  d.w = r.in(3, 41);
+  d.bias = r.chance(0.7);
+  d.dtype = r.dtype();
+  d.precision = r.precision();
+  d.after = static_cast<int>(r.in(0, 4));
+  d.activation = r.activation();
   for (int64_t gg : {8, 4, 2, 1})
-    if (d.cout % gg == 0 && chance(0.6)) {
+    if (d.cout % gg == 0 && r.chance(0.6)) {
       d.gnGroups = gg;
       break;
     }
-  d.reduction = in(0, 3) == 0 ? "min"
-                : chance(0.5) ? "logsumexp"
-                : chance(0.5) ? "mean_hw"
-                              : "max";
+  d.reduction = r.in(0, 3) == 0 ? "min"
+                : r.chance(0.5) ? "logsumexp"
+                : r.chance(0.5) ? "mean_hw"
+                                : "max";
   // (An offset not before a group_norm: the products' error grows with it,
   // while the normalised output keeps the spread's size.)
-  if (chance(0.15))
+  if (r.chance(0.15))
     d.nanRate = 0.002;
-  else if (d.after != 3 && chance(0.15))
-    d.offset = pick({10, 100});
+  else if (d.after != 3 && r.chance(0.15))
+    d.offset = r.pick({10, 100});
   return d;
 }
 
@@ -177,8 +163,10 @@ Case caseOf(const ConvDraw &d, int index) {
     break;
   }
   kg += "}\n";
-  Case c;
-  c.name = fmt::format(
+  std::vector<std::vector<int64_t>> shapes = {{d.n, d.cin, d.h, d.w}};
+  if (d.after == 2)
+    shapes.push_back({d.n, d.cout, ho, wo});
+  const std::string name = fmt::format(
       "conv_fuzz_{:02}_{}_{}x{}_c{}to{}_k{}x{}_s{}x{}_p{}x{}_d{}x{}{}_g{}{}{}_"
       "{}_{}{}{}",
       index, d.transposed ? "ct" : "c2d", d.h, d.w, d.cin, d.cout, d.kh, d.kw,
@@ -187,47 +175,23 @@ Case caseOf(const ConvDraw &d, int index) {
       d.bias ? "_bias" : "", what, t, precisionName(d.precision),
       d.nanRate > 0 ? "_nan" : "",
       d.offset > 0 ? fmt::format("_offset{}", d.offset) : "");
-  c.kg = kg;
-  c.shapes = {{d.n, d.cin, d.h, d.w}};
-  if (d.after == 2)
-    c.shapes.push_back({d.n, d.cout, ho, wo});
-  c.offset = d.offset;
-  c.nanRate = d.nanRate;
-  c.precision = d.precision;
-  // As the hand-written cases: fp32's accuracy at highest (3xTF32), TF32's
-  // at high and medium (on f32 data), a half's rounding of y in f16 and
-  // bf16.
-  const bool tf32 = t == "f32" && d.precision != MatmulPrecision::Highest;
-  c.tol = t == "bf16" ? 4e-3 : t == "f16" ? 1e-3 : tf32 ? 3e-3 : 2e-6;
-  c.constantParams = true;
-  return c;
+  return drawnCase(name, kg, shapes, t, d.precision, d.offset, d.nanRate);
 }
 
 } // namespace
 
 std::vector<Case> convFuzzCases(int count) {
-  const char *seedText = std::getenv("KILN_CONV_FUZZ_SEED");
-  const char *countText = std::getenv("KILN_CONV_FUZZ_COUNT");
-  const uint64_t seed = seedText ? std::strtoull(seedText, nullptr, 10) : 2026;
-  if (countText)
-    count = std::atoi(countText);
-  std::mt19937_64 rng(seed);
-  std::vector<Case> cs;
-  for (int i = 0; static_cast<int>(cs.size()) < count && i < 100 * count; ++i) {
-    const ConvDraw d = draw(rng);
-    // Drawn again where the output would be empty or the work too large
-    // for a test (the reference evaluator runs on one CPU thread).
+  // Drawn again where the output would be empty or the work too large for
+  // a test (the reference evaluator runs on one CPU thread).
+  auto fits = [](const ConvDraw &d) {
     const int64_t ho = outDim(d, d.h, d.kh, d.sh, d.ph, d.dh, d.oph);
     const int64_t wo = outDim(d, d.w, d.kw, d.sw, d.pw, d.dw, d.opw);
-    if (ho < 1 || wo < 1)
-      continue;
-    const int64_t macs =
-        d.n * d.cout * ho * wo * (d.cin / d.groups) * d.kh * d.kw;
-    if (macs > 60'000'000)
-      continue;
-    cs.push_back(caseOf(d, static_cast<int>(cs.size())));
-  }
-  return cs;
+    return ho >= 1 && wo >= 1 &&
+           d.n * d.cout * ho * wo * (d.cin / d.groups) * d.kh * d.kw <=
+               60'000'000;
+  };
+  return drawCases("KILN_CONV_FUZZ_SEED", "KILN_CONV_FUZZ_COUNT", count, draw,
+                   fits, caseOf);
 }
 
 } // namespace kiln

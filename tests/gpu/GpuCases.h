@@ -33,6 +33,10 @@ struct Case {
   /// The first input's element at this flat index set to NaN (-1: none):
   /// one sample's results NaN, and no other's.
   int64_t nanAt = -1;
+  /// f16 and bf16 results: the share of values that may lie one ulp of
+  /// their dtype from the reference (a rounding boundary between the two
+  /// sums; a wrong rounding would put about half there).
+  double flipShare = 0.01;
 };
 
 /// Every case of the GPU suite.
@@ -41,6 +45,9 @@ std::vector<Case> cases();
 /// `count` random convolutions (ConvFuzzCases.cpp): a fixed set, or another
 /// drawn with KILN_CONV_FUZZ_SEED (KILN_CONV_FUZZ_COUNT: how many).
 std::vector<Case> convFuzzCases(int count);
+/// `count` random linears and matmuls (LinearFuzzCases.cpp; the same with
+/// KILN_LINEAR_FUZZ_SEED and KILN_LINEAR_FUZZ_COUNT).
+std::vector<Case> linearFuzzCases(int count);
 
 /// For gtest: a case prints as its name.
 void PrintTo(const Case &c, std::ostream *os);

@@ -1,0 +1,127 @@
+//===- Draws.h - Random choices for the GPU suite's drawn cases -*- C++ -*-===//
+//
+// ConvFuzzCases.cpp and LinearFuzzCases.cpp draw graphs at random from a
+// seed: the same seed gives the same cases.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TESTS_GPU_DRAWS_H
+#define KILN_TESTS_GPU_DRAWS_H
+
+#include "GpuCases.h"
+#include "schedule/Precision.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <initializer_list>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+class Draws {
+public:
+  /// The seed from the environment variable `seedVar` (else `seed`).
+  Draws(const char *seedVar, uint64_t seed) : rng_(seedOf(seedVar, seed)) {}
+
+  /// One of `v`, each as likely.
+  int64_t pick(std::initializer_list<int64_t> v) {
+    return *(v.begin() + rng_() % v.size());
+  }
+  /// True with probability p.
+  bool chance(double p) {
+    return std::uniform_real_distribution<double>(0, 1)(rng_) < p;
+  }
+  /// An integer in [lo, hi].
+  int64_t in(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng_() % (hi - lo + 1));
+  }
+  /// f32 (4 in 5), f16 or bf16.
+  std::string dtype() {
+    return chance(0.8) ? "f32" : chance(0.5) ? "f16" : "bf16";
+  }
+  /// medium (1 in 4), high or highest.
+  MatmulPrecision precision() {
+    return in(0, 3) == 0 ? MatmulPrecision::Medium
+           : chance(0.5) ? MatmulPrecision::High
+                         : MatmulPrecision::Highest;
+  }
+  /// relu (1 in 4), gelu, swish or leaky_relu.
+  std::string activation() {
+    return in(0, 3) == 0 ? "relu"
+           : chance(0.5) ? "gelu"
+           : chance(0.5) ? "swish"
+                         : "leaky_relu";
+  }
+
+  /// `count`, or the environment variable `countVar` where set.
+  static int countOf(const char *countVar, int count) {
+    const char *text = std::getenv(countVar);
+    return text ? std::atoi(text) : count;
+  }
+
+private:
+  static uint64_t seedOf(const char *var, uint64_t seed) {
+    const char *text = std::getenv(var);
+    return text ? std::strtoull(text, nullptr, 10) : seed;
+  }
+  std::mt19937_64 rng_;
+};
+
+/// The tolerance on ||gpu - ref|| / ||ref|| of a drawn case, as the
+/// hand-written ones: fp32's accuracy at highest (3xTF32), TF32's at high
+/// and medium on f32 data, a half's rounding of each result in f16 and bf16.
+inline double drawnTolerance(const std::string &dtype,
+                             MatmulPrecision precision) {
+  const bool tf32 = dtype == "f32" && precision != MatmulPrecision::Highest;
+  return dtype == "bf16" ? 4e-3 : dtype == "f16" ? 1e-3 : tf32 ? 3e-3 : 2e-6;
+}
+
+/// The share of a drawn half case's values that may lie one ulp of their
+/// dtype from the reference: sums that nearly cancel put more of them
+/// there than the hand-written cases' 1% (a random f16 conv2d's 378
+/// values after 600 products each, then leaky_relu and group_norm: 7,
+/// 1.9%), a wrong rounding about half.
+inline constexpr double drawnFlipShare = 0.05;
+
+/// A drawn case: its graph and input shapes, in `dtype` at `precision`,
+/// with the tolerances above, compiled with constant parameters (as the
+/// CLI compiles).
+inline Case drawnCase(std::string name, std::string kg,
+                      std::vector<std::vector<int64_t>> shapes,
+                      const std::string &dtype, MatmulPrecision precision,
+                      double offset, double nanRate) {
+  Case c;
+  c.name = std::move(name);
+  c.kg = std::move(kg);
+  c.shapes = std::move(shapes);
+  c.offset = offset;
+  c.nanRate = nanRate;
+  c.precision = precision;
+  c.tol = drawnTolerance(dtype, precision);
+  c.flipShare = drawnFlipShare;
+  c.constantParams = true;
+  return c;
+}
+
+/// `count` cases (the environment variable `countVar`'s where set) from
+/// draw(rng) with the seed `seedVar` names (else 2026): each draw that
+/// fits(d) accepts (a test's size) becomes make(d, index).
+template <class Draw, class Fits, class Make>
+std::vector<Case> drawCases(const char *seedVar, const char *countVar,
+                            int count, Draw draw, Fits fits, Make make) {
+  Draws rng(seedVar, 2026);
+  count = Draws::countOf(countVar, count);
+  std::vector<Case> cs;
+  for (int i = 0; static_cast<int>(cs.size()) < count && i < 100 * count; ++i) {
+    const auto d = draw(rng);
+    if (fits(d))
+      cs.push_back(make(d, static_cast<int>(cs.size())));
+  }
+  return cs;
+}
+
+} // namespace kiln
+
+#endif
