@@ -131,37 +131,16 @@ Case caseOf(const ConvDraw &d, int index) {
   kg += fmt::format("  y = {}(x, w{}, {})\n",
                     d.transposed ? "conv_transpose2d" : "conv2d",
                     d.bias ? ", b" : "", attrs);
-  std::string what;
-  switch (d.after) {
-  case 0:
-    kg += "  return y\n";
-    break;
-  case 1:
-    kg += fmt::format("  a = {}(y)\n  return a\n", d.activation);
-    what = "_" + d.activation;
-    break;
-  case 2:
-    kg += "  z = add(y, r)\n  return z\n";
-    what = "_residual";
-    break;
-  case 3:
-    kg += fmt::format("  param gamma: {}[{}] = uniform(0.5, 1.5, seed=7)\n"
-                      "  param beta: {}[{}] = uniform(-0.5, 0.5, seed=8)\n"
-                      "  a = {}(y)\n"
-                      "  o = group_norm(a, gamma, beta, groups={})\n"
-                      "  return o\n",
-                      t, d.cout, t, d.cout, d.activation, d.gnGroups);
-    what = fmt::format("_{}_gn{}", d.activation, d.gnGroups);
-    break;
-  default:
-    if (d.reduction == "mean_hw")
-      kg += "  m = mean(y, dim=[2, 3])\n  return m\n";
-    else
-      kg += fmt::format("  m = {}(y, dim=1, keepdim=true)\n  return m\n",
-                        d.reduction);
-    what = "_" + d.reduction;
-    break;
-  }
+  // (Drawn as 0 to 4.)
+  const Tail tails[] = {Tail::None, Tail::Activation, Tail::Residual,
+                        Tail::GroupNorm, Tail::Reduction};
+  const std::string reduction =
+      d.reduction == "mean_hw"
+          ? "mean(y, dim=[2, 3])"
+          : fmt::format("{}(y, dim=1, keepdim=true)", d.reduction);
+  const auto [tail, what] = drawnTail(tails[d.after], t, d.cout, d.activation,
+                                      d.gnGroups, reduction, d.reduction);
+  kg += tail;
   kg += "}\n";
   std::vector<std::vector<int64_t>> shapes = {{d.n, d.cin, d.h, d.w}};
   if (d.after == 2)

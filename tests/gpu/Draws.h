@@ -10,6 +10,8 @@
 #include "GpuCases.h"
 #include "schedule/Precision.h"
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <initializer_list>
@@ -84,6 +86,64 @@ inline double drawnTolerance(const std::string &dtype,
 /// values after 600 products each, then leaky_relu and group_norm: 7,
 /// 1.9%), a wrong rounding about half.
 inline constexpr double drawnFlipShare = 0.05;
+
+/// What follows a drawn contraction y (of `channels` features or channels
+/// in dim 1, dtype t).
+enum class Tail {
+  None,
+  Activation,
+  Residual,
+  Row,
+  GroupNorm,
+  Reduction,
+  L2_37
+};
+
+/// The graph's lines after y for `tail` (returning its result; Residual
+/// reads the input r), and what the case's name says of them. Activation:
+/// `activation`(y); GroupNorm: group_norm(`activation`(y)) in `groups`;
+/// Reduction: m = `reduction` (a call on y, named `what`); L2_37: swish, a
+/// shift and group_norm.
+inline std::pair<std::string, std::string>
+drawnTail(Tail tail, const std::string &t, int64_t channels,
+          const std::string &activation, int64_t groups,
+          const std::string &reduction, const std::string &what) {
+  const std::string affine =
+      fmt::format("  param gamma: {}[{}] = uniform(0.5, 1.5, seed=7)\n"
+                  "  param beta: {}[{}] = uniform(-0.5, 0.5, seed=8)\n",
+                  t, channels, t, channels);
+  switch (tail) {
+  case Tail::None:
+    return {"  return y\n", ""};
+  case Tail::Activation:
+    return {fmt::format("  a = {}(y)\n  return a\n", activation),
+            "_" + activation};
+  case Tail::Residual:
+    return {"  z = add(y, r)\n  return z\n", "_residual"};
+  case Tail::Row:
+    return {fmt::format("  param row: {}[{}] = randn(seed=9)\n"
+                        "  z = mul(y, row)\n  return z\n",
+                        t, channels),
+            "_row"};
+  case Tail::GroupNorm:
+    return {affine + fmt::format("  a = {}(y)\n"
+                                 "  o = group_norm(a, gamma, beta, groups={})\n"
+                                 "  return o\n",
+                                 activation, groups),
+            fmt::format("_{}_gn{}", activation, groups)};
+  case Tail::Reduction:
+    return {fmt::format("  m = {}\n  return m\n", reduction), "_" + what};
+  case Tail::L2_37:
+    break;
+  }
+  return {affine + fmt::format("  param shift: {}[{}] = randn(seed=9)\n"
+                               "  s = mul(sigmoid(y), y)\n"
+                               "  z = add(s, shift)\n"
+                               "  o = group_norm(z, gamma, beta, groups={})\n"
+                               "  return o\n",
+                               t, channels, groups),
+          fmt::format("_l2_37_gn{}", groups)};
+}
 
 /// A drawn case: its graph and input shapes, in `dtype` at `precision`,
 /// with the tolerances above, compiled with constant parameters (as the

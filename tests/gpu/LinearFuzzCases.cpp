@@ -92,52 +92,10 @@ Case caseOf(const LinearDraw &d, int index) {
     kg += "  y = matmul(x, w)\n";
   else
     kg += fmt::format("  y = linear(x, w{})\n", d.bias ? ", b" : "");
-  auto affine = [&] {
-    return fmt::format("  param gamma: {}[{}] = uniform(0.5, 1.5, seed=7)\n"
-                       "  param beta: {}[{}] = uniform(-0.5, 0.5, seed=8)\n",
-                       t, d.n, t, d.n);
-  };
-  std::string what;
-  switch (d.after) {
-  case 0:
-    kg += "  return y\n";
-    break;
-  case 1:
-    kg += fmt::format("  a = {}(y)\n  return a\n", d.activation);
-    what = "_" + d.activation;
-    break;
-  case 2:
-    kg += "  z = add(y, r)\n  return z\n";
-    what = "_residual";
-    break;
-  case 3:
-    kg += fmt::format("  param row: {}[{}] = randn(seed=9)\n"
-                      "  z = mul(y, row)\n  return z\n",
-                      t, d.n);
-    what = "_row";
-    break;
-  case 4:
-    kg += affine() + fmt::format("  a = {}(y)\n"
-                                 "  o = group_norm(a, gamma, beta, groups={})\n"
-                                 "  return o\n",
-                                 d.activation, d.gnGroups);
-    what = fmt::format("_{}_gn{}", d.activation, d.gnGroups);
-    break;
-  case 5:
-    kg += fmt::format("  m = {}(y, dim=-1, keepdim=true)\n  return m\n",
-                      d.reduction);
-    what = "_" + d.reduction;
-    break;
-  default:
-    kg += affine() + fmt::format("  param shift: {}[{}] = randn(seed=9)\n"
-                                 "  s = mul(sigmoid(y), y)\n"
-                                 "  z = add(s, shift)\n"
-                                 "  o = group_norm(z, gamma, beta, groups={})\n"
-                                 "  return o\n",
-                                 t, d.n, d.gnGroups);
-    what = fmt::format("_l2_37_gn{}", d.gnGroups);
-    break;
-  }
+  const auto [tail, what] = drawnTail(
+      static_cast<Tail>(d.after), t, d.n, d.activation, d.gnGroups,
+      fmt::format("{}(y, dim=-1, keepdim=true)", d.reduction), d.reduction);
+  kg += tail;
   kg += "}\n";
   std::vector<int64_t> x = {d.m, d.k}, y = {d.m, d.n};
   if (d.batched)
