@@ -85,21 +85,12 @@ ConvDraw draw(Draws &r) {
   d.precision = r.precision();
   d.after = static_cast<int>(r.in(0, 4));
   d.activation = r.activation();
-  for (int64_t gg : {8, 4, 2, 1})
-    if (d.cout % gg == 0 && r.chance(0.6)) {
-      d.gnGroups = gg;
-      break;
-    }
+  d.gnGroups = r.groups(d.cout, {8, 4, 2, 1});
   d.reduction = r.in(0, 3) == 0 ? "min"
                 : r.chance(0.5) ? "logsumexp"
                 : r.chance(0.5) ? "mean_hw"
                                 : "max";
-  // (An offset not before a group_norm: the products' error grows with it,
-  // while the normalised output keeps the spread's size.)
-  if (r.chance(0.15))
-    d.nanRate = 0.002;
-  else if (d.after != 3 && r.chance(0.15))
-    d.offset = r.pick({10, 100});
+  r.noise(d.after != 3, d.nanRate, d.offset);
   return d;
 }
 

@@ -57,6 +57,25 @@ public:
                          : "leaky_relu";
   }
 
+  /// group_norm's groups over `channels`: the first of `options` that
+  /// divides them and wins a 60% draw, else 1.
+  int64_t groups(int64_t channels, std::initializer_list<int64_t> options) {
+    for (int64_t g : options)
+      if (channels % g == 0 && chance(0.6))
+        return g;
+    return 1;
+  }
+  /// NaN in 0.2% of the inputs (15% of cases), else, where `offsetAllowed`,
+  /// an offset of 10 or 100 (15%). (Not before a group_norm: the products'
+  /// error grows with the offset, the normalised output keeps the spread's
+  /// size.)
+  void noise(bool offsetAllowed, double &nanRate, double &offset) {
+    if (chance(0.15))
+      nanRate = 0.002;
+    else if (offsetAllowed && chance(0.15))
+      offset = static_cast<double>(pick({10, 100}));
+  }
+
   /// `count`, or the environment variable `countVar` where set.
   static int countOf(const char *countVar, int count) {
     const char *text = std::getenv(countVar);

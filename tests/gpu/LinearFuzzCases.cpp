@@ -56,20 +56,12 @@ LinearDraw draw(Draws &r) {
   if (d.batched && (d.after == 4 || d.after == 6))
     d.after = 1;
   d.activation = r.activation();
-  for (int64_t g : {64, 16, 8, 4, 2, 1})
-    if (d.n % g == 0 && r.chance(0.6)) {
-      d.gnGroups = g;
-      break;
-    }
+  d.gnGroups = r.groups(d.n, {64, 16, 8, 4, 2, 1});
   d.reduction = r.in(0, 3) == 0 ? "min"
                 : r.chance(0.5) ? "logsumexp"
                 : r.chance(0.5) ? "sum"
                                 : "max";
-  // (An offset not before a group_norm: see ConvFuzzCases.cpp.)
-  if (r.chance(0.15))
-    d.nanRate = 0.002;
-  else if (d.after != 4 && d.after != 6 && r.chance(0.15))
-    d.offset = r.pick({10, 100});
+  r.noise(d.after != 4 && d.after != 6, d.nanRate, d.offset);
   return d;
 }
 
