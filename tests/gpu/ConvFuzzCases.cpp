@@ -137,15 +137,12 @@ Case caseOf(const ConvDraw &d, int index) {
   if (d.after == 2)
     shapes.push_back({d.n, d.cout, ho, wo});
   const std::string name = fmt::format(
-      "conv_fuzz_{:02}_{}_{}x{}_c{}to{}_k{}x{}_s{}x{}_p{}x{}_d{}x{}{}_g{}{}{}_"
-      "{}_{}{}{}",
+      "conv_fuzz_{:02}_{}_{}x{}_c{}to{}_k{}x{}_s{}x{}_p{}x{}_d{}x{}{}_g{}{}",
       index, d.transposed ? "ct" : "c2d", d.h, d.w, d.cin, d.cout, d.kh, d.kw,
       d.sh, d.sw, d.ph, d.pw, d.dh, d.dw,
       d.transposed ? fmt::format("_op{}x{}", d.oph, d.opw) : "", d.groups,
-      d.bias ? "_bias" : "", what, t, precisionName(d.precision),
-      d.nanRate > 0 ? "_nan" : "",
-      d.offset > 0 ? fmt::format("_offset{}", d.offset) : "");
-  return drawnCase(name, kg, shapes, t, d.precision, d.offset, d.nanRate);
+      d.bias ? "_bias" : "");
+  return drawnCase(name, what, kg, shapes, t, d.precision, d.offset, d.nanRate);
 }
 
 } // namespace

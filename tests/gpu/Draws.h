@@ -166,13 +166,16 @@ drawnTail(Tail tail, const std::string &t, int64_t channels,
 
 /// A drawn case: its graph and input shapes, in `dtype` at `precision`,
 /// with the tolerances above, compiled with constant parameters (as the
-/// CLI compiles).
-inline Case drawnCase(std::string name, std::string kg,
-                      std::vector<std::vector<int64_t>> shapes,
+/// CLI compiles). Its name: `name`, `what` (drawnTail's), the dtype, the
+/// precision, and the NaN or offset.
+inline Case drawnCase(const std::string &name, const std::string &what,
+                      std::string kg, std::vector<std::vector<int64_t>> shapes,
                       const std::string &dtype, MatmulPrecision precision,
                       double offset, double nanRate) {
   Case c;
-  c.name = std::move(name);
+  c.name = fmt::format("{}{}_{}_{}{}{}", name, what, dtype,
+                       precisionName(precision), nanRate > 0 ? "_nan" : "",
+                       offset > 0 ? fmt::format("_offset{}", offset) : "");
   c.kg = std::move(kg);
   c.shapes = std::move(shapes);
   c.offset = offset;

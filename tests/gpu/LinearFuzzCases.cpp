@@ -95,13 +95,11 @@ Case caseOf(const LinearDraw &d, int index) {
   std::vector<std::vector<int64_t>> shapes = {x};
   if (d.after == 2)
     shapes.push_back(y);
-  const std::string name = fmt::format(
-      "linear_fuzz_{:02}_{}_{}{}x{}to{}{}{}_{}_{}{}{}", index,
-      d.matmul ? "matmul" : "linear", d.batched ? fmt::format("{}x", d.b) : "",
-      d.m, d.k, d.n, d.bias ? "_bias" : "", what, t, precisionName(d.precision),
-      d.nanRate > 0 ? "_nan" : "",
-      d.offset > 0 ? fmt::format("_offset{}", d.offset) : "");
-  return drawnCase(name, kg, shapes, t, d.precision, d.offset, d.nanRate);
+  const std::string name = fmt::format("linear_fuzz_{:02}_{}_{}{}x{}to{}{}",
+                                       index, d.matmul ? "matmul" : "linear",
+                                       d.batched ? fmt::format("{}x", d.b) : "",
+                                       d.m, d.k, d.n, d.bias ? "_bias" : "");
+  return drawnCase(name, what, kg, shapes, t, d.precision, d.offset, d.nanRate);
 }
 
 } // namespace
