@@ -1,10 +1,11 @@
-//===- FuzzSourcesTest.cpp - Random convolutions and linears compile -----===//
+//===- FuzzSourcesTest.cpp - The GPU suite's random graphs compile --------===//
 //
-// No GPU needed. The random convolutions of ConvFuzzCases.cpp and linears
-// of LinearFuzzCases.cpp (the GPU suite's 40 of each and 80 more) are
-// generated and compiled with NVRTC for sm_90 (the tensor-core kernels)
-// and sm_80, with their options: each must give kernels NVRTC accepts (six
-// of 1680 convolutions did not: halves streamed in stages of 8 channels,
+// No GPU needed. The random convolutions, linears, group_norms and
+// reductions of ConvFuzzCases.cpp, LinearFuzzCases.cpp and
+// NormFuzzCases.cpp (the GPU suite's 40 of each and 80 more) are generated
+// and compiled with NVRTC for sm_90 (the tensor-core kernels) and sm_80,
+// with their options: each must give kernels NVRTC accepts (six of 1680
+// convolutions did not: halves streamed in stages of 8 channels,
 // tiling.cuh's k16).
 //
 //===----------------------------------------------------------------------===//
@@ -31,8 +32,10 @@ TEST_P(FuzzSources, CompileWithNvrtc) {
   // f16 and bf16 linear and matmul run on Hopper's tensor cores only: for
   // sm_80, a located error that says so (docs/precision.md).
   const DType dtype = (*g)->inputs()[0]->dtype();
-  const bool hopperOnly = c.name.rfind("linear_fuzz", 0) == 0 &&
-                          (dtype == DType::F16 || dtype == DType::BF16);
+  bool hopperOnly = false;
+  for (const auto &n : (*g)->nodes())
+    hopperOnly |= (n->op() == OpKind::Linear || n->op() == OpKind::Matmul) &&
+                  (dtype == DType::F16 || dtype == DType::BF16);
   for (const char *arch : {"sm_90", "sm_80"}) {
     CompileOptions opts = offlineOptions(false, arch);
     opts.matmulPrecision = c.precision;
@@ -58,6 +61,9 @@ INSTANTIATE_TEST_SUITE_P(Conv, FuzzSources,
                          [](const auto &info) { return info.param.name; });
 INSTANTIATE_TEST_SUITE_P(Linear, FuzzSources,
                          ::testing::ValuesIn(linearFuzzCases(120)),
+                         [](const auto &info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Norm, FuzzSources,
+                         ::testing::ValuesIn(normFuzzCases(120)),
                          [](const auto &info) { return info.param.name; });
 
 } // namespace

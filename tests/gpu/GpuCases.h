@@ -48,6 +48,9 @@ std::vector<Case> convFuzzCases(int count);
 /// `count` random linears and matmuls (LinearFuzzCases.cpp; the same with
 /// KILN_LINEAR_FUZZ_SEED and KILN_LINEAR_FUZZ_COUNT).
 std::vector<Case> linearFuzzCases(int count);
+/// `count` random group_norms and reductions (NormFuzzCases.cpp;
+/// KILN_NORM_FUZZ_SEED, KILN_NORM_FUZZ_COUNT).
+std::vector<Case> normFuzzCases(int count);
 
 /// For gtest: a case prints as its name.
 void PrintTo(const Case &c, std::ostream *os);

@@ -183,6 +183,9 @@ INSTANTIATE_TEST_SUITE_P(ConvFuzz, GpuKernels,
 INSTANTIATE_TEST_SUITE_P(LinearFuzz, GpuKernels,
                          ::testing::ValuesIn(linearFuzzCases(40)),
                          [](const auto &info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(NormFuzz, GpuKernels,
+                         ::testing::ValuesIn(normFuzzCases(40)),
+                         [](const auto &info) { return info.param.name; });
 
 /// Tests of elementwise functions point by point.
 using GpuGelu = GpuTest;
