@@ -278,6 +278,9 @@ evaluate(const Graph &g, llvm::ArrayRef<RefTensor> inputs,
     owned[id] = std::move(*r);
     if (narrow)
       roundInPlace(owned[id], dt);
+    else if (opts.roundF32 && dt == DType::F32)
+      for (double &v : owned[id].data)
+        v = static_cast<float>(v);
     if (std::optional<int64_t> at = firstInexactInteger(owned[id]))
       return diag(n.loc(), "{}: {}", n.info().name.str(),
                   inexactIntegerText(

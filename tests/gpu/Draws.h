@@ -189,7 +189,11 @@ inline Case drawnCase(const std::string &name, const std::string &what,
 
 /// `count` cases (the environment variable `countVar`'s where set) from
 /// draw(rng) with the seed `seedVar` names (else 2026): each draw that
-/// fits(d) accepts (a test's size) becomes make(d, index).
+/// fits(d) accepts (a test's size) becomes make(d, index). Every fourth
+/// (index 3, 7, ...) is compiled without constant parameters, as a library
+/// user's graph is (a contraction's blocks then round or split the weight
+/// at every launch, not once): `_gathered` ends its name. That choice draws
+/// nothing, so a seed's graphs are the same either way.
 template <class Draw, class Fits, class Make>
 std::vector<Case> drawCases(const char *seedVar, const char *countVar,
                             int count, Draw draw, Fits fits, Make make) {
@@ -198,8 +202,14 @@ std::vector<Case> drawCases(const char *seedVar, const char *countVar,
   std::vector<Case> cs;
   for (int i = 0; static_cast<int>(cs.size()) < count && i < 100 * count; ++i) {
     const auto d = draw(rng);
-    if (fits(d))
-      cs.push_back(make(d, static_cast<int>(cs.size())));
+    if (!fits(d))
+      continue;
+    const int index = static_cast<int>(cs.size());
+    cs.push_back(make(d, index));
+    if (index % 4 == 3) {
+      cs.back().constantParams = false;
+      cs.back().name += "_gathered";
+    }
   }
   return cs;
 }

@@ -55,15 +55,17 @@ HostTensor randomTensor(DType dtype, llvm::ArrayRef<int64_t> shape,
   return t;
 }
 
-/// Compares one run's outputs with the float64 reference on `inputs`; f16
-/// and bf16 results are rounded to their dtype op by op there, as the
-/// kernels store them (EvalOptions::roundToStorage).
+/// Compares one run's outputs with the float64 reference on `inputs`; each
+/// op's result is rounded to its dtype there (f16, bf16 and f32), as the
+/// kernels store them and keep them between ops (EvalOptions::
+/// roundToStorage, roundF32).
 void expectMatches(const Case &c, const Graph &g, GpuSession &s,
                    const std::vector<HostTensor> &inputs, int run) {
   auto outs = s.downloadOutputs();
   ASSERT_TRUE(static_cast<bool>(outs)) << llvm::toString(outs.takeError());
   EvalOptions eo;
   eo.roundToStorage = true;
+  eo.roundF32 = true;
   auto ref = executeReference(g, inputs, nullptr, "", eo);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
   for (size_t o = 0; o < outs->size(); ++o) {

@@ -148,6 +148,41 @@ TEST(RefEvaluator, RoundToStorageRoundsEachHalfResult) {
   EXPECT_GT(differ, 0) << "rounding to f16 must show on these values";
 }
 
+// roundF32: each f32 result is rounded to f32 (PyTorch's eager f32 ops),
+// so a sum near 1e4 loses its low bits before the next op reads it; off,
+// it keeps them.
+TEST(RefEvaluator, RoundF32RoundsEachF32Result) {
+  GraphBuilder b("f32");
+  Value *x = b.input("x", DType::F32, {4});
+  Value *y = b.input("y", DType::F32, {4});
+  Value *p = b.add(x, y);        // rounded: x near 1e4
+  Value *d = b.add(p, -10000.0); // exact in f32 once p is
+  b.output(d);
+  auto g = finish(b);
+  ASSERT_TRUE(g);
+  RefTensor xs = randomTensor({4}, 3, 9999, 10001);
+  RefTensor ys = randomTensor({4}, 4, -1, 1);
+  for (RefTensor *t : {&xs, &ys})
+    for (double &v : t->data)
+      v = static_cast<float>(v); // f32 inputs
+  EvalOptions opts;
+  opts.roundF32 = true;
+  auto out = evaluate(*g, {xs, ys}, {}, opts);
+  ASSERT_TRUE(static_cast<bool>(out)) << errorToString(out.takeError());
+  auto exact = evaluate(*g, {xs, ys}, {});
+  ASSERT_TRUE(static_cast<bool>(exact)) << errorToString(exact.takeError());
+  double differ = 0;
+  for (size_t i = 0; i < xs.data.size(); ++i) {
+    const float sum =
+        static_cast<float>(xs.data[i]) + static_cast<float>(ys.data[i]);
+    EXPECT_EQ((*out)[0].data[i], static_cast<double>(sum) - 10000.0) << i;
+    EXPECT_EQ((*exact)[0].data[i], xs.data[i] + ys.data[i] - 10000.0) << i;
+    differ =
+        std::max(differ, std::abs((*out)[0].data[i] - (*exact)[0].data[i]));
+  }
+  EXPECT_GT(differ, 1e-6) << "rounding to f32 must show near 1e4";
+}
+
 TEST(RefEvaluator, RoundToDTypeMatchesTheFormats) {
   // f16 has 10 mantissa bits: ties go to the even neighbour.
   EXPECT_EQ(roundToDType(1.0 + 1.0 / 2048, DType::F16), 1.0);
