@@ -416,7 +416,7 @@ constexpr int64_t kConvImageMinGather = 8192;
 
 /// The least K (taps x input channels, rounded up to 16) for which the
 /// tensor-core convolution takes 128 output channels a block.
-constexpr int64_t kConvWideMinK = 144;
+constexpr int64_t kConvWideMinK = 64;
 
 /// The fewest input channels a group of a grouped convolution has for it to
 /// run on tensor cores: fewer leave most of each 16-channel stage zeros (a
@@ -425,8 +425,9 @@ constexpr int64_t kConvWideMinK = 144;
 constexpr int64_t kConvMinGroupChannels = 8;
 
 /// The least K for which a convolution's consumers take its items in turn
-/// (ping-pong) in parts of 64 channels.
-constexpr int64_t kConvPingPongMinK = 288;
+/// (ping-pong) in parts of 64 channels: in TF32 products, and in f16 or
+/// bf16 ones (k16).
+constexpr int64_t kConvPingPongMinK = 64, kConvPingPongMinK16 = 288;
 
 /// Whether a convolution reads and writes tensors of one dtype, f32, f16
 /// or bf16 (the tensor-core and depthwise templates' TX).
@@ -593,9 +594,11 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // The widest part of the output channels whose weight fits. 128 only
   // with one accumulator buffer (not both column phases of a tile) and a K
   // of kConvWideMinK or more: an H100 ran 3 x 3 32 -> 128 (K 288) 20%
-  // faster in parts of 128 than of 64 (x read once, half the fragment
-  // loads a product), the 1 x 1 64 -> 128 (K 64), whose stores dominate,
-  // 4% slower (bench/NOTES.md v25).
+  // faster in parts of 128 than of 64 (x read once, rounded once, half the
+  // fragment loads a product); an H200 1 x 1 convolutions from 64 and 128
+  // channels 22-39% (f32, bf16, f16, stride 2), from 32 1%, but from 16
+  // (K 16, a tile's stores with no products beside them) 23% slower
+  // (bench/NOTES.md v44).
   // Parts that fit with 16-byte copies first; 8-byte ones (the layout's
   // fallback: rows 4 columns narrower) only where no part fits otherwise.
   auto widest = [&](bool phaseBlocks) {
@@ -716,11 +719,14 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
     s.set("stream", stream);
   // Ping-pong consumers (each a whole item, one's stores beside the other's
   // products; TF32 with one accumulator buffer): in parts of 32, or of 64
-  // with K = taps x Cin of kConvPingPongMinK or more, where the
-  // products outlast a tile's stores. An H100 ran L2_19's conv_transpose2d
-  // 20% faster so, 3 x 3 16 -> 32 and 8 -> 32 9% and 5%, 64 -> 64 8% and
-  // kernel 4 128 -> 64 12%, but 16 -> 64 (K 144) 14% slower (bench/NOTES.md
-  // v26; v25's losses were register spills and generic loads). Not with
+  // with K = taps x Cin of kConvPingPongMinK or more. An H100 ran L2_19's
+  // conv_transpose2d 20% faster so, 3 x 3 16 -> 32 and 8 -> 32 9% and 5%,
+  // 64 -> 64 8% and kernel 4 128 -> 64 12%, but 16 -> 64 (K 144) 14% slower
+  // (bench/NOTES.md v26; v25's losses were register spills and generic
+  // loads); with the tiles from a counter and paired stores since, an H200
+  // ran that 16 -> 64 24% faster so, 1 x 1 128 -> 64 (K 128) 6% and 3 x 3
+  // 8 -> 64 (K 144) 2%; in bf16's k16 products 16 -> 64 5% faster but 8 ->
+  // 64 16% slower, so k16 keeps K 288 (bench/NOTES.md v44). Not with
   // the weight streamed by phase (a template test's spilled 24 bytes), nor
   // streamed in k16 products: an H200 ran bf16 3 x 3 128 -> 64 and 256 ->
   // 64 5-7% faster without (their epilogue spilled 52 instructions in
@@ -729,7 +735,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   const bool pingPong =
       passes == 1 && colPhases == 1 &&
       !(stream > 0 && (phaseBlocks || layout.k16)) &&
-      (nb == 32 || (nb == 64 && kOf(layout) >= kConvPingPongMinK));
+      (nb == 32 ||
+       (nb == 64 &&
+        kOf(layout) >= (layout.k16 ? kConvPingPongMinK16 : kConvPingPongMinK)));
   s.set("pingPong", pingPong);
   s.set("tiles", items);
   s.set("stages", layout.stages);

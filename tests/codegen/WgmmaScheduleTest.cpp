@@ -408,8 +408,8 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
                    MatmulPrecision::High);
   EXPECT_EQ(padded.kernel, "wgmmaConv") << padded.str();
   EXPECT_EQ(padded.get("stages"), 2);
-  // Ping-pong consumers: TF32, one column phase a tile, parts of 32, or of
-  // 64 with K >= 288.
+  // Ping-pong consumers: one column phase a tile, parts of 32, or of 64
+  // with K >= 64 (f16 and bf16 products: 288).
   EXPECT_EQ(padded.get("pingPong"), 1);
   EXPECT_NE(padded.reason.find("a tile each in turn"), std::string::npos)
       << padded.reason;
@@ -417,7 +417,18 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_EQ(convSchedule("conv2d", "2, 16, 32, 32", "64, 16, 3, 3",
                          ", padding=1", MatmulPrecision::High)
                 .get("pingPong"),
-            0); // parts of 64, K 144
+            1); // parts of 64, K 144
+  EXPECT_EQ(convSchedule("conv2d", "2, 32, 32, 32", "64, 32, 1, 1", "",
+                         MatmulPrecision::High)
+                .get("pingPong"),
+            0); // parts of 64, K 32
+  const Schedule k16 =
+      scheduleOf("graph c(x: bf16[2, 16, 32, 32]) {\n"
+                 "  param w: bf16[64, 16, 3, 3] = uniform(-1, 1, seed=1)\n"
+                 "  y = conv2d(x, w, padding=1)\n  return y\n}\n",
+                 "sm_90", MatmulPrecision::High);
+  EXPECT_EQ(k16.get("nb"), 64) << k16.str();
+  EXPECT_EQ(k16.get("pingPong"), 0) << k16.str(); // k16 products, K 144
   EXPECT_EQ(convSchedule("conv2d", "2, 16, 32, 32", "32, 16, 3, 3",
                          ", padding=1", MatmulPrecision::High)
                 .get("pingPong"),
@@ -529,8 +540,10 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
       // 128 a block where its weight fits (144 KiB) and K = 288.
       {"128 from 32 channels", "conv2d", "2, 32, 32, 32", "128, 32, 3, 3",
        ", padding=1", MatmulPrecision::High, 128, 2 * 2 * 2},
-      // A 1 x 1 of 64 channels: K 64, parts of 64.
+      // 128 a block from K = 64 (a 1 x 1 of 64 channels), not from 32.
       {"1 x 1 into 128", "conv2d", "2, 64, 32, 32", "128, 64, 1, 1", "",
+       MatmulPrecision::High, 128, 2 * 2 * 2},
+      {"1 x 1 from 32 into 128", "conv2d", "2, 32, 32, 32", "128, 32, 1, 1", "",
        MatmulPrecision::High, 64, 2 * 2 * 2},
       // Both column phases a tile (two accumulator buffers): 64 at most.
       // 32 x 32 outputs: a 16 x 16 tile of each phase, two row phases.
@@ -617,7 +630,7 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_EQ(l2_19.get("tickets"), 8);
   EXPECT_NE(l2_19.reason.find("next tile from a counter"), std::string::npos)
       << l2_19.reason;
-  EXPECT_EQ(convSchedule("conv2d", "2, 64, 128, 128", "128, 64, 1, 1", "",
+  EXPECT_EQ(convSchedule("conv2d", "2, 32, 128, 128", "128, 32, 1, 1", "",
                          MatmulPrecision::High)
                 .get("tickets"),
             16); // two parts of 64
