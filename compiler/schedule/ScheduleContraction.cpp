@@ -425,9 +425,9 @@ constexpr int64_t kConvWideMinK = 64;
 constexpr int64_t kConvMinGroupChannels = 8;
 
 /// The least K for which a convolution's consumers take its items in turn
-/// (ping-pong) in parts of 64 channels: in TF32 products, and in f16 or
-/// bf16 ones (k16).
-constexpr int64_t kConvPingPongMinK = 64, kConvPingPongMinK16 = 288;
+/// (ping-pong) in parts of 64 channels: f32 tensors, and f16 or bf16 ones
+/// (in their k16 products or in TF32's).
+constexpr int64_t kConvPingPongMinK = 64, kConvPingPongMinKHalves = 288;
 
 /// Whether a convolution reads and writes tensors of one dtype, f32, f16
 /// or bf16 (the tensor-core and depthwise templates' TX).
@@ -726,18 +726,19 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // loads); with the tiles from a counter and paired stores since, an H200
   // ran that 16 -> 64 24% faster so, 1 x 1 128 -> 64 (K 128) 6% and 3 x 3
   // 8 -> 64 (K 144) 2%; in bf16's k16 products 16 -> 64 5% faster but 8 ->
-  // 64 16% slower, so k16 keeps K 288 (bench/NOTES.md v44). Not with
-  // the weight streamed by phase (a template test's spilled 24 bytes), nor
-  // streamed in k16 products: an H200 ran bf16 3 x 3 128 -> 64 and 256 ->
-  // 64 5-7% faster without (their epilogue spilled 52 instructions in
+  // 64 16% slower; and at stride 2 from 16 channels (TF32 products)
+  // ptxas spilled 72-108 bytes (as from 32, K 288, it already does: 92-104
+  // bytes, not measured): so halves keep K 288 (bench/NOTES.md v44). Not
+  // with the weight streamed by phase (a template test's spilled 24 bytes),
+  // nor streamed in k16 products: an H200 ran bf16 3 x 3 128 -> 64 and 256
+  // -> 64 5-7% faster without (their epilogue spilled 52 instructions in
   // ping-pong), but TF32's (bf16 3 x 3 s2 64 -> 64) 3% slower
   // (bench/NOTES.md v40).
   const bool pingPong =
       passes == 1 && colPhases == 1 &&
       !(stream > 0 && (phaseBlocks || layout.k16)) &&
-      (nb == 32 ||
-       (nb == 64 &&
-        kOf(layout) >= (layout.k16 ? kConvPingPongMinK16 : kConvPingPongMinK)));
+      (nb == 32 || (nb == 64 && kOf(layout) >= (half ? kConvPingPongMinKHalves
+                                                     : kConvPingPongMinK)));
   s.set("pingPong", pingPong);
   s.set("tiles", items);
   s.set("stages", layout.stages);

@@ -409,7 +409,7 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_EQ(padded.kernel, "wgmmaConv") << padded.str();
   EXPECT_EQ(padded.get("stages"), 2);
   // Ping-pong consumers: one column phase a tile, parts of 32, or of 64
-  // with K >= 64 (f16 and bf16 products: 288).
+  // with K >= 64 (f16 and bf16 tensors: 288).
   EXPECT_EQ(padded.get("pingPong"), 1);
   EXPECT_NE(padded.reason.find("a tile each in turn"), std::string::npos)
       << padded.reason;
@@ -429,6 +429,15 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
                  "sm_90", MatmulPrecision::High);
   EXPECT_EQ(k16.get("nb"), 64) << k16.str();
   EXPECT_EQ(k16.get("pingPong"), 0) << k16.str(); // k16 products, K 144
+  // Halves at stride 2 multiply in TF32 (k16's stages do not fit), and
+  // keep K 288 too (ptxas spilled in ping-pong at K 144).
+  const Schedule s2 =
+      scheduleOf("graph c(x: bf16[2, 16, 64, 64]) {\n"
+                 "  param w: bf16[64, 16, 3, 3] = uniform(-1, 1, seed=1)\n"
+                 "  y = conv2d(x, w, stride=2, padding=1)\n  return y\n}\n",
+                 "sm_90", MatmulPrecision::High);
+  EXPECT_EQ(s2.get("nb"), 64) << s2.str();
+  EXPECT_EQ(s2.get("pingPong"), 0) << s2.str();
   EXPECT_EQ(convSchedule("conv2d", "2, 16, 32, 32", "32, 16, 3, 3",
                          ", padding=1", MatmulPrecision::High)
                 .get("pingPong"),
