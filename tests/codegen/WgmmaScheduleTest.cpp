@@ -305,6 +305,17 @@ Schedule convSchedule(const std::string &op, const std::string &x,
                     arch, precision, constantParams);
 }
 
+/// The schedule of `conv` (an expression of x and w) for x bf16[x], w
+/// bf16[w] at `high` on sm_90.
+Schedule bf16ConvSchedule(const std::string &x, const std::string &w,
+                          const std::string &conv) {
+  return scheduleOf(fmt::format("graph c(x: bf16[{}]) {{\n"
+                                "  param w: bf16[{}] = zeros\n"
+                                "  y = {}\n  return y\n}}\n",
+                                x, w, conv),
+                    "sm_90", MatmulPrecision::High);
+}
+
 // conv2d whose weight, kept whole in shared memory, leaves parts narrower
 // than 64 output channels (32 at highest) streams it through the ring
 // beside the patch where the blocks' images can hold it (w a constant
@@ -422,20 +433,14 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
                          MatmulPrecision::High)
                 .get("pingPong"),
             0); // parts of 64, K 32
-  const Schedule k16 =
-      scheduleOf("graph c(x: bf16[2, 16, 32, 32]) {\n"
-                 "  param w: bf16[64, 16, 3, 3] = uniform(-1, 1, seed=1)\n"
-                 "  y = conv2d(x, w, padding=1)\n  return y\n}\n",
-                 "sm_90", MatmulPrecision::High);
+  const Schedule k16 = bf16ConvSchedule("2, 16, 32, 32", "64, 16, 3, 3",
+                                        "conv2d(x, w, padding=1)");
   EXPECT_EQ(k16.get("nb"), 64) << k16.str();
   EXPECT_EQ(k16.get("pingPong"), 0) << k16.str(); // k16 products, K 144
   // Halves at stride 2 multiply in TF32 (k16's stages do not fit), and
   // keep K 288 too (ptxas spilled in ping-pong at K 144).
-  const Schedule s2 =
-      scheduleOf("graph c(x: bf16[2, 16, 64, 64]) {\n"
-                 "  param w: bf16[64, 16, 3, 3] = uniform(-1, 1, seed=1)\n"
-                 "  y = conv2d(x, w, stride=2, padding=1)\n  return y\n}\n",
-                 "sm_90", MatmulPrecision::High);
+  const Schedule s2 = bf16ConvSchedule("2, 16, 64, 64", "64, 16, 3, 3",
+                                       "conv2d(x, w, stride=2, padding=1)");
   EXPECT_EQ(s2.get("nb"), 64) << s2.str();
   EXPECT_EQ(s2.get("pingPong"), 0) << s2.str();
   EXPECT_EQ(convSchedule("conv2d", "2, 16, 32, 32", "32, 16, 3, 3",
@@ -678,8 +683,10 @@ TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
   const auto high = MatmulPrecision::High;
   EXPECT_TRUE(shares(convSchedule("conv_transpose2d", "2, 64, 256, 256",
                                   "64, 64, 3, 3", "", high)));
-  EXPECT_TRUE(shares(convSchedule("conv2d", "2, 16, 32, 32", "64, 16, 3, 3",
-                                  ", padding=1", high))); // not ping-pong
+  const Schedule parts128 = convSchedule("conv2d", "2, 16, 32, 32",
+                                         "128, 16, 3, 3", ", padding=1", high);
+  EXPECT_EQ(parts128.get("pingPong"), 0) << parts128.str(); // parts of 128
+  EXPECT_TRUE(shares(parts128));
   const auto highest = MatmulPrecision::Highest;
   EXPECT_TRUE(shares(convSchedule("conv_transpose2d", "2, 64, 256, 256",
                                   "64, 64, 3, 3", "", highest)));
@@ -690,22 +697,14 @@ TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
       convSchedule("conv2d", "2, 64, 64, 64", "64, 64, 1, 1", "", highest)));
   EXPECT_FALSE(shares(convSchedule("conv2d", "2, 32, 64, 64", "64, 32, 3, 3",
                                    ", stride=2, padding=1", high)));
-  auto half = [&](const std::string &x, const std::string &w,
-                  const std::string &conv) {
-    return scheduleOf(fmt::format("graph c(x: bf16[{}]) {{\n"
-                                  "  param w: bf16[{}] = zeros\n"
-                                  "  y = {}\n  return y\n}}\n",
-                                  x, w, conv),
-                      "sm_90", high);
-  };
-  const Schedule conv =
-      half("2, 64, 64, 64", "64, 64, 3, 3", "conv2d(x, w, padding=1)");
+  const Schedule conv = bf16ConvSchedule("2, 64, 64, 64", "64, 64, 3, 3",
+                                         "conv2d(x, w, padding=1)");
   EXPECT_EQ(conv.get("pingPong"), 1);
   EXPECT_NE(conv.reason.find("bf16 tensor cores"), std::string::npos)
       << conv.reason;
   EXPECT_TRUE(shares(conv));
-  const Schedule convt =
-      half("2, 64, 64, 64", "64, 64, 3, 3", "conv_transpose2d(x, w)");
+  const Schedule convt = bf16ConvSchedule("2, 64, 64, 64", "64, 64, 3, 3",
+                                          "conv_transpose2d(x, w)");
   EXPECT_EQ(convt.get("pingPong"), 1);
   EXPECT_FALSE(shares(convt));
   // Wide halves stream their weight in k16 products (3 x 3 256 -> 256:
@@ -713,19 +712,19 @@ TEST(WgmmaSchedule, ConvolutionReasonSaysWhereRowTapsShareFragments) {
   // (k16's ran slower in it); conv2d 4
   // x 4 of stride 2 from 128 (its k16 stages do not fit) in TF32 products,
   // stages of 8 channels.
-  const Schedule wide =
-      half("2, 256, 32, 32", "256, 256, 3, 3", "conv2d(x, w, padding=1)");
+  const Schedule wide = bf16ConvSchedule("2, 256, 32, 32", "256, 256, 3, 3",
+                                         "conv2d(x, w, padding=1)");
   EXPECT_EQ(wide.get("stream", 0), 16) << wide.str();
   EXPECT_EQ(wide.get("nb"), 128) << wide.str();
   EXPECT_NE(wide.reason.find("bf16 tensor cores"), std::string::npos)
       << wide.reason;
-  const Schedule narrow =
-      half("2, 128, 32, 32", "64, 128, 3, 3", "conv2d(x, w, padding=1)");
+  const Schedule narrow = bf16ConvSchedule("2, 128, 32, 32", "64, 128, 3, 3",
+                                           "conv2d(x, w, padding=1)");
   EXPECT_EQ(narrow.get("stream", 0), 16) << narrow.str();
   EXPECT_EQ(narrow.get("nb"), 64) << narrow.str();
   EXPECT_EQ(narrow.get("pingPong"), 0) << narrow.str();
-  const Schedule strided = half("2, 128, 64, 64", "128, 128, 4, 4",
-                                "conv2d(x, w, stride=2, padding=1)");
+  const Schedule strided = bf16ConvSchedule(
+      "2, 128, 64, 64", "128, 128, 4, 4", "conv2d(x, w, stride=2, padding=1)");
   EXPECT_EQ(strided.get("stream", 0), 8) << strided.str();
   EXPECT_EQ(strided.get("nb"), 128) << strided.str();
   EXPECT_NE(strided.reason.find("TF32 (exact for bf16)"), std::string::npos)
