@@ -25,48 +25,6 @@ __device__ __forceinline__ float relu(float x) {
 __device__ __forceinline__ float leakyRelu(float x, float slope) {
   return x > 0.0f ? x : x * slope;
 }
-/// 1 / d and x / d for the sigmoid's denominator d = 1 + e^-x (d >= 1, or
-/// inf where e^-x overflows): rcp.approx, subnormal results kept, and a
-/// Newton step, then a residual step for the quotient. IEEE division calls
-/// a slow path behind a branch, which stalls a GEMM epilogue unrolled over
-/// 128 values (L2_37: 0.36 ms of the tensor-core kernel's 1.46); these have
-/// no branch, and on every one of the 2^32 floats x the sigmoid and swish
-/// they give have the IEEE division's bits (bench/proto/sigmoid_ulp.cu).
-/// The special cases are chosen with selp in PTX: written as ternaries,
-/// the front end branched around the refinement (four branches a swish),
-/// and a convolution's epilogue, unrolled over 128 values, ran them one
-/// after the other (3 x 3 32 -> 64 with silu took 1.5x its time with relu:
-/// bench/NOTES.md v30).
-__device__ __forceinline__ float recipDenominator(float d) {
-  float r;
-  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(d));
-  const float refined = fmaf(r, fmaf(-d, r, 1.0f), r);
-  float y; // d == inf ? 0 : refined
-  asm("{\n.reg .pred p;\nsetp.eq.f32 p, %1, 0f7F800000;\n"
-      "selp.f32 %0, 0f00000000, %2, p;\n}"
-      : "=f"(y)
-      : "f"(d), "f"(refined));
-  return y;
-}
-/// x / d as above, with x's sign (the residual step alone would turn -0
-/// into +0); x / inf is 0 with x's sign (NaN for infinite x), and an
-/// infinite or NaN x over a finite d is x.
-__device__ __forceinline__ float divDenominator(float x, float d) {
-  float r;
-  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(d));
-  const float q = x * r;
-  const float refined = fmaf(r, fmaf(-d, q, x), q);
-  float y; // d == inf ? x * 0 : |q| < inf ? copysign(refined, x) : q
-  asm("{\n.reg .pred dInf, qBig;\n.reg .f32 t;\n"
-      "setp.eq.f32 dInf, %1, 0f7F800000;\n"
-      "setp.geu.f32 qBig, %2, 0f7F800000;\n"
-      "selp.f32 t, %3, %4, qBig;\n"
-      "selp.f32 %0, %5, t, dInf;\n}"
-      : "=f"(y)
-      : "f"(d), "f"(fabsf(q)), "f"(q), "f"(copysignf(refined, x)),
-        "f"(x * 0.0f));
-  return y;
-}
 /// 1 + expf(-x), as CUDA's expf computes it inlined there (the scale and
 /// the 1 in one fused multiply-add), in one block of PTX: the same
 /// instructions, which NVRTC's front end then does not have to optimise
@@ -95,20 +53,44 @@ __device__ __forceinline__ float onePlusExpNeg(float x) {
       : "f"(x));
   return d;
 }
+/// The sigmoid and swish as PyTorch defines them, 1 / (1 + expf(-x)) and
+/// x / (1 + expf(-x)), with the division a reciprocal by rcp.approx.ftz
+/// (1 ulp) and no branch: within 3.91 ulp of the true value wherever the
+/// sigmoid is a normal float (bench/proto/sigmoid_ulp.cu runs every float;
+/// PyTorch's expf and IEEE division: 3.43). IEEE division calls a slow path
+/// behind a branch, which stalls an epilogue unrolled over 128 values (L2_37:
+/// 0.36 ms of the tensor-core linear's 1.46); v19-v44's branch-free
+/// division with IEEE's bits, a Newton step, a residual step and selects
+/// for the special cases, took 10 instructions more a swish, which made a
+/// convolution's silu epilogue its bound (3 x 3 8 -> 64: 0.73 ms, 0.53
+/// with this; bench/NOTES.md v45). The swish divides by d / 4, whose
+/// reciprocal stays normal (d < 2^128), so x / d is normal where it is in
+/// f32; the sigmoid's 1 / d below 2^-126 (x < -87.3) is 0, as ftz flushes.
+/// 1 + e^-x overflows below x = -88.7 as in PyTorch: the sigmoid 0, the
+/// swish -0 (NaN at -inf).
 __device__ __forceinline__ float sigmoid(float x) {
-  return recipDenominator(onePlusExpNeg(x));
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(onePlusExpNeg(x)));
+  return r;
 }
 __device__ __forceinline__ float swish(float x) {
-  return divDenominator(x, onePlusExpNeg(x));
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(onePlusExpNeg(x) * 0.25f));
+  return x * 0.25f * r;
 }
 /// gelu(x) = x * Phi(x), Phi the normal CDF, as PyTorch's exact (erf) form.
 /// Phi comes from its tail e(a) = Phi(-a) = 2^-(1 + a * P(a)), a = |x|, P of
 /// degree 7 fitted weighted-minimax on [0, 6] (tools/fit_gelu.py); beyond 6
 /// the tail is taken as 0. |Phi error| <= 1.3e-7 with ex2.approx's 2 ulp,
 /// about what 0.5f * (1 + erff(x / sqrt 2)) gives, in 15 instructions
-/// instead of about 25 (erff's two branches of selected coefficients), and
-/// the negative tail keeps its relative accuracy. NaN stays NaN; gelu(inf)
-/// = inf and gelu(-inf) = NaN (-inf * 0), as in PyTorch.
+/// instead of about 25 (erff's two branches of selected coefficients). In
+/// the negative tail the error stays that absolute one, not relative to the
+/// tiny result: about 1e-5 of it at x = -3.25, 2e-3 at -4.5, 8% at -5.75,
+/// and -0 below -6 (|gelu| < 6e-9); PyTorch's erf form, whose 1 + erf
+/// rounds to multiples of 6e-8 there, does no better (with glibc's erff:
+/// 4% at -5, -0 from -5.75).
+/// NaN stays NaN; gelu(inf) = inf and gelu(-inf) = NaN (-inf * 0), as in
+/// PyTorch.
 __device__ __forceinline__ float geluErf(float x) {
   const float a = fabsf(x);
   float p = 2.834912948e-06f;

@@ -271,13 +271,12 @@ TEST_F(GpuGelu, MatchesFloat64PointByPoint) {
                      });
 }
 
-// sigmoid and swish (kiln/ops.cuh: expf, then a branch-free reciprocal or
-// quotient in place of IEEE division) point by point over [-90, 90], the
-// subnormal-result tail and the special values. On every float they give
-// the bits IEEE division gives (bench/proto/sigmoid_ulp.cu: at most 3.43
-// ulp from the true value where the sigmoid is a normal float). Bound: 4
-// ulp (2.4e-7 relative); below x = -87, 1 + e^-x overflows in f32 as in
-// PyTorch, so results under 1e-36 may be 0.
+// sigmoid and swish (kiln/ops.cuh: expf, then rcp.approx.ftz in place of
+// IEEE division) point by point over [-90, 90], the subnormal-result tail
+// and the special values. Bound: 4 ulp (2.4e-7 relative), what
+// bench/proto/sigmoid_ulp.cu measures on every float where the sigmoid is a
+// normal float; below x = -87.3 the sigmoid flushes to 0, and below -88.7
+// 1 + e^-x overflows in f32 as in PyTorch, so results under 1e-36 may be 0.
 TEST_F(GpuSigmoid, SigmoidAndSwishMatchFloat64PointByPoint) {
   std::vector<float> xs = {
       NAN,     INFINITY, -INFINITY, 0.0f,   -0.0f,   1e-30f,  -1e-30f,

@@ -422,11 +422,12 @@ std::string ptxOf(const std::string &source, const std::string &arch) {
   return ptx;
 }
 
-// The sigmoid and swish of an epilogue choose their special cases with
-// selp, without a branch: written as ternaries they became four branches a
-// swish, which ran a convolution's epilogue (128 values unrolled) one value
-// after another (3 x 3 8 -> 64 with silu 0.95 -> 0.76 ms without them on
-// an H100: bench/NOTES.md v30).
+// The sigmoid and swish of an epilogue divide by rcp.approx.ftz, without
+// a branch: IEEE division's slow path is a call behind one, and v30's
+// special cases written as ternaries became four branches a swish, which
+// ran a convolution's epilogue (128 values unrolled) one value after
+// another (3 x 3 8 -> 64 with silu 0.95 -> 0.76 ms without them on an
+// H100: bench/NOTES.md v30).
 TEST(EpilogueOps, SigmoidAndSwishHaveNoBranch) {
   const char *source = R"(
 #include "kiln/ops.cuh"
@@ -441,7 +442,7 @@ extern "C" __global__ void act(const float *x, float *y) {
 }
 )";
   const std::string ptx = ptxOf(source, "sm_90a");
-  ASSERT_NE(ptx.find("rcp.approx.f32"), std::string::npos) << ptx;
+  ASSERT_NE(ptx.find("rcp.approx.ftz.f32"), std::string::npos) << ptx;
   EXPECT_EQ(ptx.find("bra"), std::string::npos) << ptx;
 }
 
