@@ -103,20 +103,74 @@ llvm::Expected<ParsedArgs> parseArgs(const CommandSpec &cmd,
   return out;
 }
 
+/// Help lines fit a terminal of this many columns.
+constexpr size_t kHelpWidth = 80;
+/// Where an option's help starts: after two spaces and its names.
+constexpr size_t kHelpColumn = 2 + 28 + 1;
+
+/// `text`'s words filled greedily into lines of at most kHelpWidth columns
+/// (a longer word stands alone): the first line continues a line whose
+/// first `used` columns are taken, the others start with `indent` spaces.
+/// With `brackets`, the spaces inside [...] do not split (a usage line's
+/// `[--bind NAME=SIZE]...` stays whole).
+static std::string fill(llvm::StringRef text, size_t used, size_t indent,
+                        bool brackets = false) {
+  std::vector<std::string> words;
+  int depth = 0;
+  for (llvm::StringRef rest = text.trim(); !rest.empty();) {
+    auto [word, next] = rest.split(' ');
+    if (brackets && depth > 0 && !words.empty())
+      words.back() += " " + word.str();
+    else if (!word.empty())
+      words.push_back(word.str());
+    if (brackets)
+      depth +=
+          static_cast<int>(word.count('[')) - static_cast<int>(word.count(']'));
+    rest = next;
+  }
+  std::string out;
+  size_t col = used;
+  for (const std::string &w : words) {
+    const bool first = &w == &words.front();
+    if (!first && col + 1 + w.size() > kHelpWidth) {
+      out += "\n" + std::string(indent, ' ');
+      col = indent;
+    } else if (!first) {
+      out += ' ';
+      ++col;
+    }
+    out += w;
+    col += w.size();
+  }
+  return out;
+}
+
 std::string helpText(const CommandSpec &cmd) {
-  std::string out =
-      fmt::format("usage: {}\n\n{}\n", cmd.usage, cmd.description);
+  // A usage line too long for one line goes on under the command's first
+  // argument ("usage: kiln plan " is 17 columns); one written on several
+  // lines (kiln cache's) stays as written.
+  llvm::StringRef usage = cmd.usage;
+  const std::string prefix = fmt::format("kiln {} ", cmd.name);
+  const size_t under = 7 + (usage.startswith(prefix) ? prefix.size() : 0);
+  std::string out = fmt::format(
+      "usage: {}\n\n{}\n",
+      usage.contains('\n') ? usage.str() : fill(usage, 7, under, true),
+      cmd.description);
   if (!cmd.options.empty())
     out += "\noptions:\n";
+  auto option = [&](const std::string &left, const std::string &help) {
+    std::string line = fmt::format("  {:<28} ", left);
+    return line + fill(help, line.size(), kHelpColumn) + "\n";
+  };
   for (const OptionSpec &o : cmd.options) {
     std::string names = o.shortName ? fmt::format("{}, {}", o.shortName, o.name)
                                     : std::string(o.name);
     std::string left =
         o.metavar ? fmt::format("{} {}", names, o.metavar) : names;
-    out += fmt::format("  {:<28} {}{}\n", left, o.help,
-                       o.repeatable ? " (repeatable)" : "");
+    out += option(left,
+                  std::string(o.help) + (o.repeatable ? " (repeatable)" : ""));
   }
-  out += fmt::format("  {:<28} {}\n", "--help", "show this help");
+  out += option("--help", "show this help");
   return out;
 }
 

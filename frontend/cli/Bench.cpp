@@ -358,9 +358,8 @@ const CommandSpec &benchCommand() {
       "by kernel. The driver's\nstart (cuInit) is given apart from the time "
       "after it until the kernels are\nready to launch (each compiled now "
       "or loaded from the cache, while another\nthread creates the device's "
-      "context). "
-      "Inputs are uniform [0, 1) random unless given\n(named dims then need "
-      "--bind).",
+      "context). Inputs are uniform [0, 1) random unless\ngiven (named dims "
+      "then need --bind).",
       {
           {"--input", "NAME=FILE", "an input as .npy or .safetensors", true},
           {"--bind", "NAME=SIZE", "bind a named dim for random inputs", true},

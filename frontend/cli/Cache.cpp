@@ -314,9 +314,9 @@ const CommandSpec &cacheCommand() {
       "  export FILE   write entries into one archive\n"
       "  import FILE   add the entries of an archive (same arch)\n"
       "  why FILE      for a graph: which kernels would hit, and for a miss "
-      "what differs\n\n"
-      "Environment: KILN_CACHE_DIR, KILN_CACHE_MAX_SIZE, KILN_CACHE_DISABLE, "
-      "KILN_RECOMPILE;\nthe same settings (but the directory) may be set in "
+      "what\n                differs\n\n"
+      "Environment: KILN_CACHE_DIR, KILN_CACHE_MAX_SIZE, KILN_CACHE_DISABLE,\n"
+      "KILN_RECOMPILE; the same settings (but the directory) may be set in\n"
       "<dir>/kiln.conf. See docs/cache.md.",
       {{"--show-stats", nullptr,
         "entries, size, hits and misses since the last zeroing, compile "

@@ -254,12 +254,12 @@ const CommandSpec &cacheWhyCommand() {
       "[--matmul-precision MODE] [--format json]",
       "Generates the kernels of FILE without compiling them (for the GPU when "
       "there\nis one, as 'kiln run' does; else as 'kiln compile' does) and "
-      "says, for each, whether the kernel cache holds it. "
-      "For a miss, it names the\nnearest entry of the same kind of kernel "
-      "and the parts of the key that\ndiffer: source (with the shapes or "
-      "the first line that differs), templates,\noptions, arch, nvrtc, "
-      "kiln. Give the --matmul-precision of the run or compile\nto "
-      "explain: linear's kernel, hence its source, differs by precision.",
+      "says, for each,\nwhether the kernel cache holds it. For a miss, it "
+      "names the nearest entry of\nthe same kind of kernel and the parts of "
+      "the key that differ: source (with the\nshapes or the first line that "
+      "differs), templates, options, arch, nvrtc, kiln.\nGive the "
+      "--matmul-precision of the run or compile to explain: linear's "
+      "kernel,\nhence its source, differs by precision.",
       {{"--bind", "NAME=SIZE", "bind a named dim, e.g. --bind N=1024", true},
        {"--arch", "SM",
         "target arch, e.g. sm_90 (default: the GPU's, else "

@@ -61,9 +61,9 @@ const CommandSpec &checkCommand() {
       "parse a .kg graph, infer every type, print the typed graph",
       "kiln check FILE [--bind NAME=SIZE]... [--no-types]",
       "Parses FILE, checks it (op schemas, shapes, PyTorch broadcasting and "
-      "type promotion),\nand prints it back with the type of every value. "
-      "Errors name file:line:col.\nWith --bind, named dims are replaced by "
-      "sizes first, as running would do.",
+      "type\npromotion), and prints it back with the type of every value. "
+      "Errors name\nfile:line:col. With --bind, named dims are replaced by "
+      "sizes first, as running\nwould do.",
       {
           {"--bind", "NAME=SIZE", "bind a named dim, e.g. --bind N=1024", true},
           {"--no-types", nullptr, "print without type annotations"},

@@ -246,9 +246,9 @@ const CommandSpec &compileCommand() {
       "cache hit or miss and compile\ntime. Needs no GPU: without one, "
       "kernels are scheduled for sm_90 with 132 SMs\n(an H100 or H200 "
       "SXM); on a GPU with another SM count, kernels whose\nschedule "
-      "depends on it (GroupNorm teams) differ and miss. Each "
-      "--matmul-precision has\nkernels, and cache entries, of its own. "
-      "KILN_PRINT_SOURCE=1 prints the generated\nsource.",
+      "depends on it (GroupNorm teams) differ and miss. Each\n"
+      "--matmul-precision has kernels, and cache entries, of its own.\n"
+      "KILN_PRINT_SOURCE=1 prints the generated source.",
       kTargetOptions,
       1,
       1,

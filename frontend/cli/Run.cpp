@@ -361,10 +361,10 @@ const CommandSpec &runCommand() {
       "initialisers in FILE.\nEach output is summarised on stdout and, "
       "with --output, written as .npy in the\ngraph's dtype. On a GPU "
       "(--device auto or gpu) the graph is compiled to fused\nkernels "
-      "through the kernel cache and run there; --check compares with the "
-      "float64\nreference. With --device cpu, or when there is no GPU, "
-      "the float64 reference\nevaluator runs on the CPU, meant for small "
-      "shapes; it rounds f16 and bf16\nresults op by op, as the GPU and "
+      "through the kernel cache and run there; --check compares with "
+      "the\nfloat64 reference. With --device cpu, or when there is no GPU, "
+      "the float64\nreference evaluator runs on the CPU, meant for small "
+      "shapes; it rounds f16 and\nbf16 results op by op, as the GPU and "
       "PyTorch do.\n--matmul-precision sets how the GPU's f32 linear "
       "multiplies; the reference is\nfloat64 whatever it says.",
       {

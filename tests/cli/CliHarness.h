@@ -37,6 +37,20 @@ inline bool contains(const std::string &s, const std::string &part) {
   return s.find(part) != std::string::npos;
 }
 
+/// `s` with each run of spaces and line breaks as one space: help text as
+/// prose, whichever column its lines were wrapped at.
+inline std::string unwrapped(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    const bool space = c == ' ' || c == '\n';
+    if (!space)
+      out += c;
+    else if (out.empty() || out.back() != ' ')
+      out += ' ';
+  }
+  return out;
+}
+
 /// A file of the source tree, by its path from the root.
 inline std::string src(const std::string &rel) {
   return std::string(KILN_SOURCE_DIR) + "/" + rel;

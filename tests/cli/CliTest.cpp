@@ -39,6 +39,24 @@ TEST_F(Cli, HelpAndVersion) {
     EXPECT_EQ(h.code, 0) << cmd;
     EXPECT_EQ(h.out.rfind(std::string("usage: kiln ") + cmd, 0), 0u) << cmd;
   }
+  // Every help text fits a terminal of 80 columns: option help and long
+  // usage lines wrap (frontend/cli/Args.cpp), descriptions are written so.
+  for (llvm::StringRef cmd :
+       {"", "check", "plan", "compile", "run", "bench", "ops", "cache",
+        "cache list", "cache show", "cache verify", "cache export",
+        "cache import", "cache why"}) {
+    llvm::SmallVector<llvm::StringRef, 2> words;
+    cmd.split(words, ' ', -1, /*KeepEmpty=*/false);
+    std::vector<std::string> args(words.begin(), words.end());
+    args.push_back("--help");
+    Result h = kiln(args);
+    EXPECT_EQ(h.code, 0) << h.err;
+    for (llvm::StringRef rest = h.out; !rest.empty();) {
+      auto [line, next] = rest.split('\n');
+      EXPECT_LE(line.size(), 80u) << line.str();
+      rest = next;
+    }
+  }
   Result v = kiln({"--version"});
   EXPECT_EQ(v.code, 0);
   EXPECT_EQ(v.out.rfind("kiln 0.", 0), 0u) << v.out;

@@ -15,6 +15,7 @@ namespace {
 using Result = kiln::test::CliResult;
 using kiln::test::contains;
 using kiln::test::src;
+using kiln::test::unwrapped;
 
 class PrecisionCli : public kiln::test::CliFixture {
 protected:
@@ -113,8 +114,9 @@ TEST_F(PrecisionCli, EveryCommandThatCompilesListsTheOption) {
                                                               << r.out;
     EXPECT_TRUE(contains(r.out, "  --matmul-precision MODE ")) << "options\n"
                                                                << r.out;
-    EXPECT_TRUE(contains(r.out, "highest (fp32-accurate, the default), high "
-                                "(TF32) or medium (bf16 allowed"))
+    EXPECT_TRUE(contains(unwrapped(r.out),
+                         "highest (fp32-accurate, the default), high "
+                         "(TF32) or medium (bf16 allowed"))
         << r.out;
   }
   // Commands that compile nothing do not take it.
