@@ -22,6 +22,7 @@ using namespace kiln;
 namespace {
 
 using Result = test::CliResult;
+using test::contains;
 using test::readFile;
 using test::src;
 
@@ -309,6 +310,31 @@ TEST_F(Cli, BuilderExamplePrintsTheSameGraphAsTheFile) {
   Result parsed = kiln({"check", src("examples/l2_75.kg")});
   ASSERT_EQ(parsed.code, 0) << parsed.err;
   EXPECT_EQ(built.out, parsed.out);
+}
+
+// The flagship demo (README's first command runs it): on the reference
+// evaluator with --cpu; by default on the GPU where there is one (this
+// test then checks Kiln's kernels against PyTorch's golden answers), else
+// on the CPU too.
+TEST_F(Cli, TheDemoMatchesPyTorch) {
+  const std::string demo = std::string(KILN_BINARY_DIR) + "/examples/kiln_demo";
+  Result cpu = exec(demo, {"--cpu"});
+  EXPECT_EQ(cpu.code, 0) << cpu.out << cpu.err;
+  EXPECT_TRUE(contains(cpu.out, "2. Small shapes on the reference evaluator"))
+      << cpu.out;
+  EXPECT_TRUE(contains(cpu.out, "All five workloads match PyTorch."))
+      << cpu.out;
+  Result plain = exec(demo, {});
+  EXPECT_EQ(plain.code, 0) << plain.out << plain.err;
+  EXPECT_TRUE(contains(plain.out, "All five workloads match PyTorch."))
+      << plain.out;
+  Result help = exec(demo, {"--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_EQ(help.out.rfind("usage: kiln_demo [--cpu]", 0), 0u) << help.out;
+  Result bad = exec(demo, {"--gpu"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "kiln_demo: unknown option '--gpu' (see 'kiln_demo "
+                     "--help')\n");
 }
 
 TEST_F(Cli, RunTakesAndWritesSafetensorsForBf16) {
