@@ -71,18 +71,15 @@ constexpr double kGpuRtol = 1e-4, kGpuAtol = 1e-5;
 bool runSmallShape(const Workload &w, bool onGpu) {
   std::string name = std::string(w.id) + "_small";
   std::string data = root() + "/tests/data/golden/" + name + ".safetensors";
-  llvm::Expected<std::unique_ptr<Graph>> g =
-      loadGraph(root() + "/examples/" + name + ".kg");
-  if (!g) {
-    llvm::outs() << fmt::format("  {:<6} FAILED: {}\n", w.id,
-                                errorToString(g.takeError()));
-    return false;
-  }
   auto fail = [&](llvm::Error e) {
     llvm::outs() << fmt::format("  {:<6} FAILED: {}\n", w.id,
                                 errorToString(std::move(e)));
     return false;
   };
+  llvm::Expected<std::unique_ptr<Graph>> g =
+      loadGraph(root() + "/examples/" + name + ".kg");
+  if (!g)
+    return fail(g.takeError());
   llvm::Expected<SafetensorsFile> file = readSafetensors(data);
   if (!file)
     return fail(file.takeError());
