@@ -1,7 +1,8 @@
 //===- Run.cpp - kiln run: execute a graph on .npy inputs -----------------===//
 //
-// Until GPU code generation lands, `kiln run` executes on the float64
-// reference evaluator (CPU) and says so.
+// `kiln run` executes on the GPU through the compiled kernels where there is
+// one (RunGpu.cpp; --check compares with the float64 reference), else, or
+// with --device cpu, on the float64 reference evaluator, and says which.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
