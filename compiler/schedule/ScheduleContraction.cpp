@@ -626,6 +626,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // whose phases of 1 to 4 taps cost alike for their stores, and kernel 4
   // 64 -> 64 (parts of 32 or, by phase, 64) 6% slower (bench/NOTES.md).
   int nb = widest(false);
+  const int keptWhole = nb; // a tile's phases together, all taps kept
   bool phaseBlocks = false;
   if (sh * sw > 1 && nb < 32 && widest(true) > nb)
     nb = widest(true), phaseBlocks = true;
@@ -674,7 +675,22 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
                      nb == 64 && coutG % 128 == 0 &&
                      kOf(layoutFor(128, streamByPhase, true,
                                    kWgmmaConvChannels)) >= kConvWideMinK;
-  if ((nb < wide || wider) && coutG > nb)
+  // A strided conv_transpose2d in TF32 products whose weight stays whole
+  // only in parts narrower than 64 channels streams in parts of 64 with a
+  // tile's column phases together, each stage holding its row phase's taps
+  // alone (WgmmaConvLayout::rowImages): half the fragment loads a product
+  // of parts of 32, and stores of whole rows, not by phase's every other
+  // column. An H200 ran 4 x 4 of stride 2 64 -> 64 23% faster so than in
+  // parts of 32 kept whole, 128 -> 64 25% than by phase in 64, and 256 ->
+  // 128 9% than streamed by phase in 128 (bench/NOTES.md v46).
+  const bool rowStream =
+      streamByPhase && passes == 1 && sw == 2 && !half && keptWhole < 64 &&
+      coutG % 64 == 0 &&
+      layoutFor(64, false, true, kWgmmaConvChannels).sharedBytes() <=
+          sharedLimit;
+  if (rowStream)
+    nb = 64, stream = kWgmmaConvChannels, phaseBlocks = false;
+  else if ((nb < wide || wider) && coutG > nb)
     for (int channels : {kWgmmaConvChannels, 8}) {
       int streamed =
           wgmmaConvChannels(static_cast<int>(coutG), passes,
@@ -779,7 +795,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
           ? fmt::format(" (input stride {}x{})", stride[0], stride[1])
           : "",
       nb, s.launch.grid,
-      stream ? "streamed through the ring beside the patch"
+      stream ? layout.rowImages ? "streamed through the ring beside the "
+                                  "patch, a tile's row phase's taps alone"
+                                : "streamed through the ring beside the patch"
              : "in shared memory",
       (stream ? layout.streamBytes : layout.weightBytes) / 1024.0,
       stream ? fmt::format(" a stage of {} input channels", stream) : "");
@@ -807,8 +825,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   const bool constantW = constantParams && n.operand(1)->isParam();
   const int64_t image =
       stream > 0 || (constantW && gathered >= kConvImageMinGather)
-          ? parts * (phaseBlocks ? sh * sw : 1) *
-                static_cast<int64_t>(layout.imageBytes)
+          ? parts * layout.images * static_cast<int64_t>(layout.imageBytes)
           : 0;
   s.set("image", image);
   if (image > 0)

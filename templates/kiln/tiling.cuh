@@ -267,7 +267,10 @@ KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
 /// leaves room only so for wider parts, 32 bytes, 32-byte swizzle; k16: 16
 /// halves, 32 bytes), 3xTF32's small parts in as many after them. The
 /// blocks' image holds each part's stages' weights one after another
-/// (imageBytes).
+/// (imageBytes). A strided conv_transpose2d whose items take both column
+/// phases of a row phase (TF32 at column stride 2, not phaseBlocks) streams
+/// only that row phase's taps: an image for each (part, row phase), each
+/// stage half the weight of kernel 4's 16 taps (rowImages).
 struct WgmmaConvLayout {
   int dyMin = 0, dyMax = 0, dxMin = 0, dxMax = 0;
   int rows = 0, left = 0, rowW = 0, pixels = 0, plane = 0, taps = 0,
@@ -275,6 +278,10 @@ struct WgmmaConvLayout {
   /// A stage's weight (stream) and a part's image of the weight, in bytes.
   int streamBytes = 0, imageBytes = 0;
   bool stream = false;
+  /// Streamed, an image for each row phase (above).
+  bool rowImages = false;
+  /// A part's images: 1, its phases' (phaseBlocks) or its row phases'.
+  int images = 1;
   /// Input channels a stage (kWgmmaConvChannels, or 8 where streamed so).
   int channels = kWgmmaConvChannels;
   int elem = 4;
@@ -316,9 +323,13 @@ struct WgmmaConvLayout {
     // conv_transpose2d's makes output phases instead).
     const int ish = transposed ? 1 : sh, isw = transposed ? 1 : sw;
     rows = ish * (kWgmmaConvTile - 1) + 1 + dyMax - dyMin;
-    taps = phaseBlocks ? convMostPhaseTaps(transposed, kh, sh, ph, dh) *
-                             convMostPhaseTaps(transposed, kw, sw, pw, dw)
+    rowImages = stream && transposed && passes == 1 && sw == 2 && !phaseBlocks;
+    const int mostRowTaps = convMostPhaseTaps(transposed, kh, sh, ph, dh);
+    taps = phaseBlocks
+               ? mostRowTaps * convMostPhaseTaps(transposed, kw, sw, pw, dw)
+           : rowImages ? mostRowTaps * kw
                        : kh * kw;
+    images = phaseBlocks ? sh * sw : rowImages ? sh : 1;
     place(isw, 16 / elem); // 16-byte copies
     // k16 products take a tap's 16 channels a step: not from stages of 8.
     k16 = elem == 2 && channels == kWgmmaConvChannels;

@@ -90,6 +90,10 @@
 // products of the next have waited out its last (a weight of 1 MiB, 3 x 3
 // from 512 channels in parts of 128, would otherwise take parts of 8:
 // 6.7x as long, bench/NOTES.md v39).
+// A strided conv_transpose2d whose items take both column phases of a
+// row phase streams only that row phase's taps (WgmmaConvLayout::
+// rowImages: an image for each part and row phase, the producer copying
+// from the item's).
 // PingPong (TF32, one accumulator buffer, up to 64 channels) gives each
 // consumer every other item whole (4 m64 blocks), in turn: one's stores
 // overlap the other's products (the scheduler's choice where the products
@@ -468,6 +472,23 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // accumulator set a row tap) at the same split.
   constexpr bool RowReuse = wgmmaConvSharesRows(Tr, IH, Passes, K16, PingPong,
                                                 (G::KH - 1) * G::DH, Phases);
+  // Tap t's place among the taps a block keeps of the weight (in shared
+  // memory or a stage): with PhaseBlocks its phase's (row phase ch, column
+  // phase cw), streamed from row images its item's row phase's, else all.
+  constexpr bool RowImages = L.rowImages;
+  constexpr auto keptTap = [](int t, int ch, int cw) {
+    if (!PhaseBlocks && !RowImages)
+      return t;
+    int o = 0;
+#pragma unroll
+    for (int t0 = 0; t0 < KT; ++t0) // (KT: unrolled whole, then folded)
+      o += t0 < t && convTapInPhase(Tr, t0 / G::KW, SH, G::PH, G::DH, ch) &&
+                   (!PhaseBlocks ||
+                    convTapInPhase(Tr, t0 % G::KW, SW, G::PW, G::DW, cw))
+               ? 1
+               : 0;
+    return o;
+  };
   constexpr int ProducerRegs = !RowReuse ? 96 : K16 ? 80 : 72;
   constexpr int ConsumerRegs = !RowReuse ? 200 : K16 ? 208 : 216;
   extern __shared__ unsigned char wgmmaShared[];
@@ -503,9 +524,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   auto fill = [&](unsigned char *dst, int ofPart, int rowPhase, int colPhase,
                   i64 first, i64 step) {
     for (int t = 0, o = 0; t < KT; ++t) {
-      if (PhaseBlocks &&
+      if ((PhaseBlocks || RowImages) &&
           (!convTapInPhase(Tr, t / G::KW, SH, G::PH, G::DH, rowPhase) ||
-           !convTapInPhase(Tr, t % G::KW, SW, G::PW, G::DW, colPhase)))
+           (PhaseBlocks &&
+            !convTapInPhase(Tr, t % G::KW, SW, G::PW, G::DW, colPhase))))
         continue;
       for (i64 i = first; i < NB * CinP; i += step) {
         const int ci = static_cast<int>(i % CinP);
@@ -545,10 +567,10 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   };
   if constexpr (Image) {
     // The weight transformed once (when the parameters change: imageFlag),
-    // every block's image in global memory, parts x (PhaseBlocks: phases)
-    // of L.weightBytes, the grid's threads sharing each; then each block
-    // copies its own, 16 bytes a copy.
-    constexpr int Images = PhaseBlocks ? Phases : 1;
+    // every block's image in global memory, parts x L.images (PhaseBlocks:
+    // phases; row images: row phases) of L.imageBytes, the grid's threads
+    // sharing each; then each block copies its own, 16 bytes a copy.
+    constexpr int Images = L.images;
     // (Streamed without a flag: made at every launch, the parameters not
     // known to stay.)
     if ((Stream && imageFlag == nullptr) || *imageFlag != 0) {
@@ -557,7 +579,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
       for (int m = 0; m < Parts * Images; ++m)
         fill(reinterpret_cast<unsigned char *>(image) +
                  static_cast<i64>(m) * L.imageBytes,
-             m / Images, m % Images / SW, m % Images % SW, thread,
+             m / Images, PhaseBlocks ? m % Images / SW : m % Images,
+             PhaseBlocks ? m % Images % SW : 0, thread,
              static_cast<i64>(gridDim.x) * blockDim.x);
       // Streamed, the images are read by bulk copies (the async proxy).
       if constexpr (Stream)
@@ -709,7 +732,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         // Streamed: the stage's weight in one bulk copy from the part's
         // image, its bytes expected before thread 0's own arrival.
         if (Stream && p == 0) {
-          const int im = part * (PhaseBlocks ? Phases : 1) + phase;
+          const int im = part * L.images + (PhaseBlocks ? phase
+                                            : RowImages ? k % Groups
+                                                        : 0);
           expectBytes(&full[s], L.streamBytes);
           bulkCopy(dst + L.stageWeightOffset(),
                    reinterpret_cast<const unsigned char *>(image) +
@@ -955,21 +980,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 }
               return any;
             };
-            // Tap t's place among the block's (PhaseBlocks: its phase's).
-            auto kept = [&](int t) {
-              int o = t;
-              if constexpr (PhaseBlocks) {
-                o = 0;
-#pragma unroll
-                for (int t0 = 0; t0 < t; ++t0)
-                  o += convTapInPhase(Tr, t0 / G::KW, SH, G::PH, G::DH, ch) &&
-                               convTapInPhase(Tr, t0 % G::KW, SW, G::PW, G::DW,
-                                              cw)
-                           ? 1
-                           : 0;
-              }
-              return o;
-            };
+            auto kept = [&](int t) { return keptTap(t, ch, cw); };
             // Where tap t's weight for this stage's channels starts in
             // shared memory.
             auto slice = [&](int t) {
@@ -1125,13 +1136,12 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
             // The step's place in its slice (32 bytes of K a step).
             const int kStep = (chunk * CC % PerSlice) / (K16 ? 16 : 8) + ks;
             const unsigned slice =
-                wBase + ((PhaseBlocks ? o : t) * SPT + chunk * CC / PerSlice) *
-                            SliceBytes;
+                wBase +
+                (keptTap(t, ch, cw) * SPT + chunk * CC / PerSlice) * SliceBytes;
             // Streamed: the tap's rows in the stage, its step's 32 bytes.
             const u64 db =
-                Stream
-                    ? dStage + ((PhaseBlocks ? o : t) * NB * RowB >> 4) + 2 * ks
-                    : descriptor(slice) + 2 * kStep;
+                Stream ? dStage + (keptTap(t, ch, cw) * NB * RowB >> 4) + 2 * ks
+                       : descriptor(slice) + 2 * kStep;
             const int buf = Passes == 3 ? o % 2 : CP == 2 ? cw : 0;
             // Where m64 block m's fragments start in the patch (elements).
             auto at = [&](int m) {

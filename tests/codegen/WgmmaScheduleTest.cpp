@@ -348,8 +348,10 @@ TEST(WgmmaSchedule, LargeWeightsStreamThroughTheRing) {
     EXPECT_EQ(changing.get("splitW"), kWgmmaSplitEachLaunch) << changing.str();
     EXPECT_NE(changing.reason.find("each run"), std::string::npos)
         << changing.reason;
-    // conv_transpose2d streams too; strided, by phase (each block one
-    // phase's taps).
+    // conv_transpose2d streams too; strided, in TF32 products by row phase
+    // in parts of 64 (a tile's column phases together, each stage its row
+    // phase's 8 taps: two images a part), in 3xTF32's by phase (each block
+    // one phase's taps).
     const Schedule transposed =
         convSchedule("conv_transpose2d", "2, 256, 64, 64", "256, 256, 3, 3",
                      ", padding=1", p, "sm_90a", true);
@@ -360,13 +362,20 @@ TEST(WgmmaSchedule, LargeWeightsStreamThroughTheRing) {
         convSchedule("conv_transpose2d", "2, 256, 64, 64", "256, 128, 4, 4",
                      ", stride=2, padding=1", p, "sm_90a", true);
     EXPECT_EQ(byPhase.get("stream", 0), 16) << byPhase.str();
-    EXPECT_EQ(byPhase.get("nb"), high ? 128 : 32) << byPhase.str();
-    EXPECT_EQ(byPhase.get("phaseBlocks"), 1) << byPhase.str();
-    const WgmmaConvLayout pl(true, 4, 4, 2, 2, 1, 1, 1, 1, 256, high ? 128 : 32,
-                             high ? 1 : 3, true, 4, true, 16);
-    EXPECT_EQ(pl.taps, 4);
+    EXPECT_EQ(byPhase.get("nb"), high ? 64 : 32) << byPhase.str();
+    EXPECT_EQ(byPhase.get("phaseBlocks"), high ? 0 : 1) << byPhase.str();
+    const WgmmaConvLayout pl(true, 4, 4, 2, 2, 1, 1, 1, 1, 256, high ? 64 : 32,
+                             high ? 1 : 3, !high, 4, true, 16);
+    EXPECT_EQ(pl.rowImages, high);
+    EXPECT_EQ(pl.taps, high ? 8 : 4);
+    EXPECT_EQ(pl.images, high ? 2 : 4);
+    EXPECT_EQ(pl.streamBytes, pl.taps * (high ? 64 * 64 : 2 * 32 * 64));
     EXPECT_EQ(byPhase.get("image"),
-              128 / (high ? 128 : 32) * 4 * pl.imageBytes);
+              128 / (high ? 64 : 32) * pl.images * pl.imageBytes);
+    if (high)
+      EXPECT_NE(byPhase.reason.find("a tile's row phase's taps alone"),
+                std::string::npos)
+          << byPhase.reason;
     // 4 x 4 of stride 2 from 128 channels: a patch of 34 x 40 pixels, 85
     // KiB a stage of 16 channels, leaves parts of 32 (16 at highest); in
     // stages of 8 channels, 128 (32).
@@ -625,17 +634,27 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_EQ(strided64.get("nb"), 64);
   EXPECT_EQ(strided64.get("stream", 0), 16);
   // A strided conv_transpose2d whose every tap would leave parts of 16
-  // channels: blocks of one phase each, keeping its 4 taps of 64 channels.
+  // channels: blocks of one phase each, keeping its 4 taps of 32 channels.
   const Schedule byPhase =
-      convSchedule("conv_transpose2d", "2, 128, 64, 64", "128, 64, 4, 4",
+      convSchedule("conv_transpose2d", "2, 128, 64, 64", "128, 32, 4, 4",
                    ", stride=2, padding=1", MatmulPrecision::High);
   ASSERT_EQ(byPhase.kernel, "wgmmaConv") << byPhase.str();
   EXPECT_EQ(byPhase.get("phaseBlocks"), 1);
-  EXPECT_EQ(byPhase.get("nb"), 64);
-  constexpr WgmmaConvLayout byPhaseLayout(true, 4, 4, 2, 2, 1, 1, 1, 1, 128, 64,
+  EXPECT_EQ(byPhase.get("nb"), 32);
+  constexpr WgmmaConvLayout byPhaseLayout(true, 4, 4, 2, 2, 1, 1, 1, 1, 128, 32,
                                           1, true);
   EXPECT_EQ(byPhaseLayout.taps, 4);
-  EXPECT_EQ(byPhaseLayout.weightBytes, 4 * 4 * 64 * 128);
+  EXPECT_EQ(byPhaseLayout.weightBytes, 4 * 4 * 32 * 128);
+  // Into 64 channels (a multiple of 64) the weight streams instead, in
+  // parts of 64 with a tile's column phases together, each stage its row
+  // phase's 8 taps.
+  const Schedule byRows =
+      convSchedule("conv_transpose2d", "2, 128, 64, 64", "128, 64, 4, 4",
+                   ", stride=2, padding=1", MatmulPrecision::High);
+  EXPECT_EQ(byRows.get("phaseBlocks"), 0) << byRows.str();
+  EXPECT_EQ(byRows.get("nb"), 64) << byRows.str();
+  EXPECT_EQ(byRows.get("stream", 0), 16) << byRows.str();
+  EXPECT_EQ(byRows.get("vec"), 2) << byRows.str();
   EXPECT_NE(byPhase.reason.find("a phase a block"), std::string::npos)
       << byPhase.reason;
   // Tiles from a counter (two for each part of the output channels, 8
@@ -756,12 +775,19 @@ TEST(WgmmaSchedule, ConvolutionWeightImagesWithConstantParameters) {
                          ", padding=1", MatmulPrecision::Highest, "sm_90", true)
                 .get("image"),
             4 * (9 * 2 * 32 * 128 * 2));
-  // By phase: a part of 64 and 4 phases of 4 taps.
+  // By phase: a part of 32 and 4 phases of 4 taps.
   const Schedule byPhase = convSchedule(
-      "conv_transpose2d", "2, 128, 64, 64", "128, 64, 4, 4",
+      "conv_transpose2d", "2, 128, 64, 64", "128, 32, 4, 4",
       ", stride=2, padding=1", MatmulPrecision::High, "sm_90", true);
   ASSERT_EQ(byPhase.get("phaseBlocks"), 1) << byPhase.str();
-  EXPECT_EQ(byPhase.get("image"), 4 * (4 * 4 * 64 * 128));
+  EXPECT_EQ(byPhase.get("image"), 4 * (4 * 4 * 32 * 128));
+  // By row phase (streamed): a part of 64, 2 row phases of 8 taps, 8
+  // stages of 16 channels.
+  EXPECT_EQ(convSchedule("conv_transpose2d", "2, 128, 64, 64", "128, 64, 4, 4",
+                         ", stride=2, padding=1", MatmulPrecision::High,
+                         "sm_90", true)
+                .get("image"),
+            2 * 8 * (8 * 64 * 64));
   // A block's part of fewer than 8192 values: gathered (the cooperative
   // launch would cost more): Cin 8 into 32 channels, 9 taps (2304).
   EXPECT_EQ(convSchedule("conv2d", "2, 8, 64, 64", "32, 8, 3, 3", ", padding=1",

@@ -1448,6 +1448,60 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
+  // Streamed by row phase (TF32: a tile's column phases together, each
+  // stage its row phase's taps alone): kernel 4 from 72 channels (the last
+  // stage's 8 past them zeros) into 64, odd 9 x 11, NaN; kernel 3 with
+  // output_padding (row phases of 2 and 1 taps) from 136 into two parts
+  // of 64, odd 7 x 9, with y an output too; kernel 4 from 48, padding 2,
+  // then silu and group_norm.
+  const std::string rowsK4 = convChain(
+      "x: f32[N, 72, 9, 11]", "conv_transpose2d(x, w, b, stride=2, padding=1)",
+      "72, 64, 4, 4", 64, "  r = relu(y)\n  return r\n");
+  const std::string rowsK3 =
+      convChain("x: f32[N, 136, 7, 9]",
+                "conv_transpose2d(x, w, b, stride=2, padding=1, "
+                "output_padding=1)",
+                "136, 128, 3, 3", 128, "  g = gelu(y)\n  return g, y\n");
+  const std::string rowsGn = convChain(
+      "x: f32[N, 48, 10, 7]", "conv_transpose2d(x, w, b, stride=2, padding=2)",
+      "48, 64, 4, 4", 64,
+      "  s = silu(y)\n  g = group_norm(s, groups=8)\n  return g\n");
+  // TF32 still streams by phase into channels not a multiple of 64: 520
+  // into 96 (parts of 32, a phase's 4 taps), odd 5 x 7.
+  const std::string byPhase96 = convChain(
+      "x: f32[N, 520, 5, 7]", "conv_transpose2d(x, w, b, stride=2, padding=1)",
+      "520, 96, 4, 4", 96, "  r = relu(y)\n  return r\n");
+  cs.push_back({"conv_tc_transposed_s2_stream_by_phase_96_high",
+                byPhase96,
+                {{2, 520, 5, 7}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  for (MatmulPrecision p : {high, MatmulPrecision::Medium}) {
+    const std::string at = p == high ? "_high" : "_medium";
+    cs.push_back({"conv_tc_transposed_s2_stream_rows_nan" + at,
+                  rowsK4,
+                  {{2, 72, 9, 11}},
+                  0,
+                  0.001,
+                  tf32Tol,
+                  p});
+    cs.push_back({"conv_tc_transposed_s2_stream_rows_k3" + at,
+                  rowsK3,
+                  {{3, 136, 7, 9}},
+                  0,
+                  0,
+                  tf32Tol,
+                  p});
+    cs.push_back({"conv_tc_transposed_s2_stream_rows_gn" + at,
+                  rowsGn,
+                  {{2, 48, 10, 7}},
+                  0,
+                  0,
+                  tf32Tol,
+                  p});
+  }
   // Grouped, streamed: 2 groups of 136 input channels into 64 each (each
   // part within one group), 11 x 13.
   const std::string streamG = convChain(
@@ -1933,7 +1987,8 @@ std::vector<Case> cases() {
         c.name == "conv_tc_grouped_high" || c.name == "conv_tc_bf16_w14" ||
         c.name == "conv_tc_c2d_stream_128_high" ||
         c.name == "conv_tc_transposed_s2_stream_by_phase_nan" ||
-        c.name == "conv_tc_transposed_s2_stream_by_phase_128_high") {
+        c.name == "conv_tc_transposed_s2_stream_by_phase_128_high" ||
+        c.name == "conv_tc_transposed_s2_stream_rows_k3_high") {
       gathered.push_back(c);
       gathered.back().name += "_gathered";
     }
