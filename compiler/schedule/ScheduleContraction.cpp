@@ -675,16 +675,18 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
                      nb == 64 && coutG % 128 == 0 &&
                      kOf(layoutFor(128, streamByPhase, true,
                                    kWgmmaConvChannels)) >= kConvWideMinK;
-  // A strided conv_transpose2d in TF32 products whose weight stays whole
-  // only in parts narrower than 64 channels streams in parts of 64 with a
-  // tile's column phases together, each stage holding its row phase's taps
-  // alone (WgmmaConvLayout::rowImages): half the fragment loads a product
-  // of parts of 32, and stores of whole rows, not by phase's every other
-  // column. An H200 ran 4 x 4 of stride 2 64 -> 64 23% faster so than in
-  // parts of 32 kept whole, 128 -> 64 25% than by phase in 64, and 256 ->
-  // 128 9% than streamed by phase in 128 (bench/NOTES.md v46).
+  // A strided conv_transpose2d in one pass (TF32, f16 or bf16 products)
+  // whose weight stays whole only in parts narrower than 64 channels
+  // streams in parts of 64 with a tile's column phases together, each
+  // stage holding its row phase's taps alone (WgmmaConvLayout::rowImages):
+  // half the fragment loads a product of parts of 32, and stores of whole
+  // rows, not by phase's every other column. An H200 ran 4 x 4 of stride 2
+  // 64 -> 64 23% faster so than in parts of 32 kept whole (bf16: 27%),
+  // 128 -> 64 25% than by phase in 64 (bf16: 30%), and 256 -> 128 9% than
+  // streamed by phase in 128; with the bias in shared memory (wgmma_conv.cuh)
+  // 64 -> 64 and 128 -> 64 32% (bench/NOTES.md v46).
   const bool rowStream =
-      streamByPhase && passes == 1 && sw == 2 && !half && keptWhole < 64 &&
+      streamByPhase && passes == 1 && sw == 2 && keptWhole < 64 &&
       coutG % 64 == 0 &&
       layoutFor(64, false, true, kWgmmaConvChannels).sharedBytes() <=
           sharedLimit;

@@ -268,7 +268,7 @@ KILN_HOST_DEVICE constexpr int convMostPhaseTaps(bool transposed, int kSize,
 /// halves, 32 bytes), 3xTF32's small parts in as many after them. The
 /// blocks' image holds each part's stages' weights one after another
 /// (imageBytes). A strided conv_transpose2d whose items take both column
-/// phases of a row phase (TF32 at column stride 2, not phaseBlocks) streams
+/// phases of a row phase (one pass at column stride 2, not phaseBlocks) streams
 /// only that row phase's taps: an image for each (part, row phase), each
 /// stage half the weight of kernel 4's 16 taps (rowImages).
 struct WgmmaConvLayout {

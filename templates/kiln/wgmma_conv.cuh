@@ -607,8 +607,11 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // ping-pong spilled, and L2_19's ran 35% slower without spilling:
   // bench/NOTES.md v26), else in shared memory: read from global memory in
   // the epilogue, each load waited behind the other consumer's stores
-  // (bench/NOTES.md v30).
-  constexpr bool BiasKept = NB <= 64 && !PingPong;
+  // (bench/NOTES.md v30). Nor with both column phases of a tile in 64
+  // channels (two accumulator buffers of 64): ptxas spilled the bias there
+  // (56-108 bytes), and an H200 ran such conv_transpose2d's 3-10% faster
+  // with it in shared memory (bench/NOTES.md v46).
+  constexpr bool BiasKept = NB <= 64 && !PingPong && !(CP == 2 && NB == 64);
   // Where y's rows are not whole 32-byte sectors and not even (odd Wo: even
   // ones take Vec 2's pairs, 16 columns a store too), the epilogue's stores
   // run 16 columns long (see its PairStores branch): runs of 8 split every

@@ -1448,6 +1448,8 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
+  // (At high, by phase above means 3xTF32's: TF32 streams those by row
+  // phase since bench/NOTES.md v46.)
   // Streamed by row phase (TF32: a tile's column phases together, each
   // stage its row phase's taps alone): kernel 4 from 72 channels (the last
   // stage's 8 past them zeros) into 64, odd 9 x 11, NaN; kernel 3 with
@@ -1474,6 +1476,32 @@ std::vector<Case> cases() {
   cs.push_back({"conv_tc_transposed_s2_stream_by_phase_96_high",
                 byPhase96,
                 {{2, 520, 5, 7}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  // By row phase in two groups (each part within one), and dilated 2
+  // (kernel 3, padding 1: one row phase has all 3 row taps, the other
+  // none, so its rows are the bias alone).
+  const std::string rowsGrouped =
+      convChain("x: f32[N, 144, 9, 7]",
+                "conv_transpose2d(x, w, b, stride=2, padding=1, groups=2)",
+                "144, 64, 4, 4", 128, "  r = relu(y)\n  return r\n");
+  const std::string rowsDilated =
+      convChain("x: f32[N, 200, 9, 7]",
+                "conv_transpose2d(x, w, b, stride=2, padding=1, dilation=2, "
+                "output_padding=1)",
+                "200, 64, 3, 3", 64, "  return y\n");
+  cs.push_back({"conv_tc_transposed_s2_stream_rows_grouped_high",
+                rowsGrouped,
+                {{2, 144, 9, 7}},
+                0,
+                0,
+                tf32Tol,
+                high});
+  cs.push_back({"conv_tc_transposed_s2_stream_rows_dilated_high",
+                rowsDilated,
+                {{2, 200, 9, 7}},
                 0,
                 0,
                 tf32Tol,
@@ -1791,12 +1819,35 @@ std::vector<Case> cases() {
        0,
        0,
        high},
-      {"conv_tc_f16_transposed_s2_stream_by_phase",
+      // Strided conv_transpose2d streamed by row phase (parts of 64, a
+      // tile's column phases together): 200 channels into 128, kernel 4;
+      // 72 into 64 (NaN, odd 9 x 11) and kernel 3 with output_padding
+      // (row phases of 2 and 1 taps), 136 into 128 (odd 7 x 9).
+      {"conv_tc_f16_transposed_s2_stream_rows",
        "f16",
        convChain("x: f32[N, 200, 9, 11]",
                  "conv_transpose2d(x, w, b, stride=2, padding=1)",
                  "200, 128, 4, 4", 128, "  a = gelu(y)\n  return a\n"),
        {{2, 200, 9, 11}},
+       0,
+       0,
+       high},
+      {"conv_tc_bf16_transposed_s2_stream_rows_nan",
+       "bf16",
+       convChain("x: f32[N, 72, 9, 11]",
+                 "conv_transpose2d(x, w, b, stride=2, padding=1)",
+                 "72, 64, 4, 4", 64, "  a = relu(y)\n  return a\n"),
+       {{2, 72, 9, 11}},
+       0,
+       0.01,
+       high},
+      {"conv_tc_bf16_transposed_s2_stream_rows_k3",
+       "bf16",
+       convChain("x: f32[N, 136, 7, 9]",
+                 "conv_transpose2d(x, w, b, stride=2, padding=1, "
+                 "output_padding=1)",
+                 "136, 128, 3, 3", 128, "  a = silu(y)\n  return a\n"),
+       {{3, 136, 7, 9}},
        0,
        0,
        high},
