@@ -472,21 +472,22 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   // accumulator set a row tap) at the same split.
   constexpr bool RowReuse = wgmmaConvSharesRows(Tr, IH, Passes, K16, PingPong,
                                                 (G::KH - 1) * G::DH, Phases);
-  // Tap t's place among the taps a block keeps of the weight (in shared
-  // memory or a stage): with PhaseBlocks its phase's (row phase ch, column
-  // phase cw), streamed from row images its item's row phase's, else all.
+  // Whether a block keeps tap t of the weight (in shared memory or a
+  // stage): with PhaseBlocks only its phase's (row phase ch, column phase
+  // cw), streamed from row images its item's row phase's, else all; and
+  // tap t's place among those kept.
   constexpr bool RowImages = L.rowImages;
+  constexpr auto tapKept = [](int t, int ch, int cw) {
+    return (!PhaseBlocks && !RowImages) ||
+           (convTapInPhase(Tr, t / G::KW, SH, G::PH, G::DH, ch) &&
+            (!PhaseBlocks ||
+             convTapInPhase(Tr, t % G::KW, SW, G::PW, G::DW, cw)));
+  };
   constexpr auto keptTap = [](int t, int ch, int cw) {
-    if (!PhaseBlocks && !RowImages)
-      return t;
     int o = 0;
 #pragma unroll
     for (int t0 = 0; t0 < KT; ++t0) // (KT: unrolled whole, then folded)
-      o += t0 < t && convTapInPhase(Tr, t0 / G::KW, SH, G::PH, G::DH, ch) &&
-                   (!PhaseBlocks ||
-                    convTapInPhase(Tr, t0 % G::KW, SW, G::PW, G::DW, cw))
-               ? 1
-               : 0;
+      o += t0 < t && tapKept(t0, ch, cw) ? 1 : 0;
     return o;
   };
   constexpr int ProducerRegs = !RowReuse ? 96 : K16 ? 80 : 72;
@@ -524,10 +525,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   auto fill = [&](unsigned char *dst, int ofPart, int rowPhase, int colPhase,
                   i64 first, i64 step) {
     for (int t = 0, o = 0; t < KT; ++t) {
-      if ((PhaseBlocks || RowImages) &&
-          (!convTapInPhase(Tr, t / G::KW, SH, G::PH, G::DH, rowPhase) ||
-           (PhaseBlocks &&
-            !convTapInPhase(Tr, t % G::KW, SW, G::PW, G::DW, colPhase))))
+      if (!tapKept(t, rowPhase, colPhase))
         continue;
       for (i64 i = first; i < NB * CinP; i += step) {
         const int ci = static_cast<int>(i % CinP);
