@@ -30,6 +30,9 @@ struct GpuSession {
   llvm::Error poisonOutputs();
   /// Copies the outputs back (synchronising first).
   llvm::Expected<std::vector<HostTensor>> downloadOutputs();
+  /// poisonOutputs, run once, downloadOutputs: one run whose every output
+  /// element a kernel must have written.
+  llvm::Expected<std::vector<HostTensor>> runPoisoned();
 };
 
 /// Compiles `g` for the inputs' shapes, binds parameters (from `params` by

@@ -71,11 +71,7 @@ int runOnGpu(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
     return reportError(s.takeError());
   for (const std::string &w : s->warnings) // "FILE: warning: ..." each
     llvm::errs() << clipLongWords(w) << "\n";
-  if (llvm::Error e = s->poisonOutputs())
-    return reportError(std::move(e));
-  if (llvm::Error e = s->run())
-    return reportError(std::move(e));
-  llvm::Expected<std::vector<HostTensor>> outs = s->downloadOutputs();
+  llvm::Expected<std::vector<HostTensor>> outs = s->runPoisoned();
   if (!outs)
     return reportError(outs.takeError());
   const Executable &exe = *s->exe;
