@@ -392,6 +392,20 @@ static std::string convEpilogue(const FusionGroup &g, const Schedule &s,
       domain.numElements() < (int64_t(1) << 31) ? "unsigned" : "kiln::i64");
   const int vec = static_cast<int>(s.get("vec"));
   ExprEmitter pe(domain, vec, "ii", param);
+  // The 64-bit index where the tensor-core template's tiles cover y (no
+  // pixel past its edges, whose index 0 would take a select a value) and
+  // its consumers do not take turns: in ping-pong one consumer's stores
+  // overlap the other's products, and there the stores, closer together,
+  // slowed relu epilogues' products by 2-7% (an H200, bench/NOTES.md v47),
+  // while kernels whose stores follow their products gained up to 10%.
+  if (s.kernel == "wgmmaConv" && !s.get("pingPong")) {
+    const bool transposed = n.op() == OpKind::ConvTranspose2d;
+    const auto st = n.getInts("stride");
+    const int64_t sh = transposed ? st[0] : 1, sw = transposed ? st[1] : 1;
+    if (domain[2].size % (kWgmmaConvTile * sh) == 0 &&
+        domain[3].size % (kWgmmaConvTile * sw) == 0)
+      pe.flatIndex("i");
+  }
   pe.bindRounded(y, "v", pre);
   auto isOutput = [&](const Value *v) {
     return llvm::is_contained(g.outputs, v);

@@ -116,7 +116,8 @@ std::string ExprEmitter::get(const Value *v, std::string &out) {
   // A leaf: load it with broadcasting.
   std::string a = fresh(), p = param_(v);
   const Shape &s = v->shape();
-  std::string bi = broadcastIndex(s, domain_, idx_);
+  std::string bi =
+      s == domain_ && !flat_.empty() ? flat_ : broadcastIndex(s, domain_, idx_);
   // Whether the operand varies along the domain's innermost dim larger than
   // 1 (its dims after that one are 1, so those elements are contiguous).
   bool innerLive = s == domain_;
@@ -234,7 +235,7 @@ void ExprEmitter::store(const Value *v, const std::string &dstParam,
                         std::string &out) {
   std::string a = get(v, out);
   out += fmt::format("    kiln::storeVec<{}>({} + {}, {});\n", vec_, dstParam,
-                     idx_, a);
+                     flat_.empty() ? idx_ : flat_, a);
 }
 
 } // namespace kiln

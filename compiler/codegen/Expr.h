@@ -81,6 +81,15 @@ public:
   /// Stores v's array to the parameter of `dst` at the domain index.
   void store(const Value *v, const std::string &dstParam, std::string &out);
 
+  /// Loads of operands of the domain's shape, and stores, index with
+  /// `flat` (a 64-bit variable holding the same index) instead of the
+  /// index variable: idx may be 32-bit for cheaper broadcast divisions, but
+  /// a 32-bit index can wrap, so the compiler cannot fold a constant
+  /// offset from it into a 64-bit address. With a 64-bit one it can: a
+  /// convolution thread's stores of one pixel's channels then share one
+  /// base register (bench/NOTES.md v47).
+  void flatIndex(std::string flat) { flat_ = std::move(flat); }
+
   int vec() const { return vec_; }
 
 private:
@@ -88,7 +97,7 @@ private:
 
   Shape domain_;
   int vec_;
-  std::string idx_;
+  std::string idx_, flat_;
   std::function<std::string(const Value *)> param_;
   llvm::DenseMap<const Value *, std::string> arrays_;
   unsigned next_ = 0;

@@ -35,12 +35,12 @@ std::string l2_37(int64_t k, const std::string &more = "",
                      k, more, outs);
 }
 
-/// The kernels of `text` for x of `shape`, generated for `arch` at
+/// The kernels of `text` for inputs of `shapes`, generated for `arch` at
 /// `precision`.
 std::vector<EmittedKernel>
-kernelsOf(const std::string &text, const llvm::SmallVector<int64_t, 6> &shape,
-          const std::string &arch = "sm_90",
-          MatmulPrecision precision = MatmulPrecision::Highest) {
+kernelsOfInputs(const std::string &text,
+                const std::vector<llvm::SmallVector<int64_t, 6>> &shapes,
+                const std::string &arch, MatmulPrecision precision) {
   auto g = parseGraph(text, "wgmma_emit.kg");
   if (!g) {
     ADD_FAILURE() << llvm::toString(g.takeError());
@@ -48,12 +48,21 @@ kernelsOf(const std::string &text, const llvm::SmallVector<int64_t, 6> &shape,
   }
   CompileOptions opts = offlineOptions(/*generateOnly=*/true, arch);
   opts.matmulPrecision = precision;
-  auto exe = Executable::compile(**g, {shape}, opts);
+  auto exe = Executable::compile(**g, shapes, opts);
   if (!exe) {
     ADD_FAILURE() << llvm::toString(exe.takeError());
     return {};
   }
   return (*exe)->kernels();
+}
+
+/// The kernels of `text` for x of `shape`, generated for `arch` at
+/// `precision`.
+std::vector<EmittedKernel>
+kernelsOf(const std::string &text, const llvm::SmallVector<int64_t, 6> &shape,
+          const std::string &arch = "sm_90",
+          MatmulPrecision precision = MatmulPrecision::Highest) {
+  return kernelsOfInputs(text, {shape}, arch, precision);
 }
 
 bool contains(const std::string &s, const std::string &part) {
@@ -211,6 +220,44 @@ TEST(WgmmaEmit, Sm80KernelsAreNotArchSpecific) {
       EXPECT_EQ(compileRequest(k, "sm_80", {}).arch, "sm_80");
     }
   }
+}
+
+// The tensor-core convolution's epilogue stores (and loads an operand of
+// y's shape) at the 64-bit index i where its tiles cover y and its
+// consumers do not take turns: constant offsets from i fold into the
+// addresses. Elsewhere it indexes with the 32-bit ii, as before: past y's
+// edges the template passes index 0 (a select a value), and in ping-pong
+// the 64-bit stores slowed relu epilogues (bench/NOTES.md v47).
+TEST(WgmmaEmit, ConvolutionEpiloguesIndexIn64BitsWhereTilesCoverY) {
+  auto conv = [](int cin, int cout, int hw, const char *act) {
+    const std::string text = fmt::format(
+        "graph c(x: f32[2, {0}, {2}, {2}], r: f32[2, {1}, {2}, {2}]) {{\n"
+        "  param w: f32[{1}, {0}, 3, 3] = zeros\n"
+        "  param b: f32[{1}] = zeros\n"
+        "  y = conv2d(x, w, b, padding=1)\n"
+        "  z = add(y, r)\n  out = {3}(z)\n  return out\n}}\n",
+        cin, cout, hw, act);
+    auto ks = kernelsOfInputs(text, {{2, cin, hw, hw}, {2, cout, hw, hw}},
+                              "sm_90", MatmulPrecision::High);
+    EXPECT_EQ(ks.size(), 1u) << text;
+    return ks.empty() ? std::string() : ks[0].source;
+  };
+  const char *turns = "its two consumer warpgroups a tile each in turn";
+  // 64 -> 128 streams its weight in parts of 128: no ping-pong.
+  const std::string covered = conv(64, 128, 32, "silu");
+  EXPECT_FALSE(contains(covered, turns)) << covered;
+  EXPECT_TRUE(contains(covered, "out_out + i,")) << covered;
+  EXPECT_TRUE(contains(covered, "in_r[i]")) << covered;
+  // 30 x 30: the last tiles run past y's edges.
+  const std::string edges = conv(64, 128, 30, "silu");
+  EXPECT_FALSE(contains(edges, turns)) << edges;
+  EXPECT_TRUE(contains(edges, "out_out + ii,")) << edges;
+  EXPECT_TRUE(contains(edges, "in_r + ii,")) << edges;
+  // 32 -> 64 takes ping-pong.
+  const std::string turn = conv(32, 64, 32, "relu");
+  EXPECT_TRUE(contains(turn, turns)) << turn;
+  EXPECT_TRUE(contains(turn, "out_out + ii,")) << turn;
+  EXPECT_TRUE(contains(turn, "in_r[ii]")) << turn;
 }
 
 } // namespace
