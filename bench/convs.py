@@ -530,16 +530,34 @@ def md_cell(text, limit=None):
     return text
 
 
-def write_results(rows, path, args, command):
+def provenance(path, args, command, names, dev, date):
+    """Who measured the rows: this command, or with --append the earlier
+    table's account of its rows and then this command's (so a table
+    refreshed row by row keeps every command that made it)."""
     import torch
-    dev = torch.cuda.get_device_name()
-    date = datetime.date.today().isoformat()
+    own = (f"Measured {date} on {dev}, PyTorch {torch.__version__}, cuDNN "
+           f"{torch.backends.cudnn.version()}, by `{command}`.")
+    marker = f" {DTYPE_WORDS[args.dtype]} NCHW tensors,"
+    if not args.append or not path.exists():
+        return own
+    earlier = path.read_text().split("\n")
+    if len(earlier) < 3 or marker not in earlier[2]:
+        return own
+    return (earlier[2][:earlier[2].index(marker)] +
+            f" On {date} ({dev}, PyTorch {torch.__version__}, cuDNN "
+            f"{torch.backends.cudnn.version()}), the rows of "
+            f"{', '.join(names)} again: `{command}`.")
+
+
+DTYPE_WORDS = {"f32": "fp32", "f16": "f16", "bf16": "bf16"}
+
+
+def write_results(rows, path, args, command, header):
+    import torch
     p = args.matmul_precision
     lines = [
         "# Kiln against PyTorch and cuDNN on CNN blocks", "",
-        f"Measured {date} on {dev}, PyTorch {torch.__version__}, cuDNN "
-        f"{torch.backends.cudnn.version()}, by `{command}`. "
-        f"{ {'f32': 'fp32', 'f16': 'f16', 'bf16': 'bf16'}[args.dtype]} NCHW "
+        f"{header} {DTYPE_WORDS[args.dtype]} NCHW "
         "tensors, inputs uniform [0, 1); PyTorch's default initialisation "
         "(GroupNorm's "
         "affine randomised). Kiln: `kiln bench --matmul-precision "
@@ -680,6 +698,9 @@ def main():
     if args.cudnn_benchmark:
         torch.backends.cudnn.benchmark = True
 
+    header = provenance(out, args, command, [b.name for b in blocks],
+                        torch.cuda.get_device_name(),
+                        datetime.date.today().isoformat())
     done = {}
     if args.append and side.exists():
         done = {r["name"]: r for r in json.loads(side.read_text())}
@@ -700,7 +721,7 @@ def main():
                           key=lambda r: (order.index(r["name"])
                                          if r["name"] in order else 1 << 30))
             side.write_text(json.dumps(rows, indent=1) + "\n")
-            write_results(rows, out, args, command)
+            write_results(rows, out, args, command, header)
     print(out.read_text(), file=sys.stderr)
 
 
