@@ -67,7 +67,8 @@ __device__ __forceinline__ float expFlush(float x) {
 // Variants: 0 expf and IEEE division (Kiln's ops.cuh before v19); 1
 // kiln::sigmoid and kiln::swish (expf, rcp.approx.ftz: since v45); 2 expf
 // and the branch-free reciprocal and quotient (v19-v44); 3 the fast
-// intrinsics; 4 as 2 with expFlush.
+// intrinsics; 4 as 2 with expFlush; 5 kiln::sigmoidShort and swishShort
+// (tensor-core epilogues at TF32, since v48).
 template <int V> __device__ __forceinline__ float sigmoid(float x) {
   if constexpr (V == 0)
     return 1.0f / (1.0f + expf(-x));
@@ -77,6 +78,8 @@ template <int V> __device__ __forceinline__ float sigmoid(float x) {
     return recipDenominator(kiln::onePlusExpNeg(x));
   else if constexpr (V == 3)
     return __fdividef(1.0f, 1.0f + __expf(-x));
+  else if constexpr (V == 5)
+    return kiln::sigmoidShort(x);
   else
     return recipDenominator(1.0f + expFlush(-x));
 }
@@ -89,6 +92,8 @@ template <int V> __device__ __forceinline__ float swish(float x) {
     return divDenominator(x, kiln::onePlusExpNeg(x));
   else if constexpr (V == 3)
     return __fdividef(x, 1.0f + __expf(-x));
+  else if constexpr (V == 5)
+    return kiln::swishShort(x);
   else
     return divDenominator(x, 1.0f + expFlush(-x));
 }

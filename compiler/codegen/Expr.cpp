@@ -168,9 +168,16 @@ void ExprEmitter::emit(const Node &n, std::string &out) {
   std::string a = fresh();
   out += fmt::format("    float {}[{}]; // {} = {}\n", a, vec_,
                      n.result()->name(), opName(n.op()).str());
+  const bool isShort =
+      shortMath_ && (n.op() == OpKind::Sigmoid || n.op() == OpKind::Swish);
+  const std::string value =
+      isShort
+          ? fmt::format("kiln::{}Short({})",
+                        n.op() == OpKind::Swish ? "swish" : "sigmoid", ops[0])
+          : n.info().cuda(n, ops);
   out += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
                      "{}[l] = {};\n",
-                     vec_, a, roundTo(dt, n.info().cuda(n, ops)));
+                     vec_, a, roundTo(dt, value));
   arrays_[n.result()] = a;
 }
 
@@ -191,6 +198,7 @@ void ExprEmitter::emitNodes(llvm::ArrayRef<const Node *> nodes,
   ExprEmitter one(domain_, 1, "0", [](const Value *) -> std::string {
     llvm_unreachable("every leaf is bound to an argument");
   });
+  one.shortMath(shortMath_);
   std::string args, body, callArgs;
   llvm::SmallPtrSet<const Value *, 8> seen;
   for (const Node *n : nodes)

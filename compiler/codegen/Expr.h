@@ -89,6 +89,12 @@ public:
   /// convolution thread's stores of one pixel's channels then share one
   /// base register (bench/NOTES.md v47).
   void flatIndex(std::string flat) { flat_ = std::move(flat); }
+  /// sigmoid and swish in their short forms (kiln::sigmoidShort and
+  /// swishShort: within 47 ulp, about 5.6e-6 of the value, instead of 3.91
+  /// ulp, in half the instructions), for the epilogues of tensor-core
+  /// products whose results carry a larger error anyway: TF32 products, or
+  /// f16 and bf16 tensors (templates/kiln/ops.cuh).
+  void shortMath(bool on) { shortMath_ = on; }
 
   int vec() const { return vec_; }
 
@@ -98,6 +104,7 @@ private:
   Shape domain_;
   int vec_;
   std::string idx_, flat_;
+  bool shortMath_ = false;
   std::function<std::string(const Value *)> param_;
   llvm::DenseMap<const Value *, std::string> arrays_;
   unsigned next_ = 0;

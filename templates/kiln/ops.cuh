@@ -78,6 +78,37 @@ __device__ __forceinline__ float swish(float x) {
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(onePlusExpNeg(x) * 0.25f));
   return x * 0.25f * r;
 }
+/// The short forms, for the epilogues of tensor-core products whose
+/// results carry a larger error anyway (TF32 products, about 3e-4 of a
+/// convolution's value, or results rounded to f16 or bf16; never 3xTF32):
+/// e^-x as 2^(-x log2(e)), the exponent in one rounding (log2(e) in two
+/// parts) and no range reduction, then rcp.approx.ftz. The exponent's
+/// rounding (half an ulp of |x| log2(e)) makes the error grow with |x|:
+/// over all 2^32 floats (bench/proto/sigmoid_ulp.cu, H200) within 14.5 ulp
+/// for x >= -16 and 46.7 ulp for x >= -87 (relative 5.6e-6), against 3.91
+/// for the forms above. 5 and 7 instructions instead of about 10 and 12
+/// (3 x 3 8 -> 64 silu, 512 x 512: 0.541 -> 0.450 ms; bench/NOTES.md v48).
+/// The same special values: ex2.approx.ftz over and underflows as e^-x
+/// does, NaN stays NaN; the swish takes e^-x / 4 (exponent - 2) and
+/// multiplies by x / 4 so that its reciprocal stays normal to x = -88.7.
+__device__ __forceinline__ float exp2Approx(float f) {
+  float e;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(f));
+  return e;
+}
+__device__ __forceinline__ float rcpApprox(float d) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+  return r;
+}
+__device__ __forceinline__ float sigmoidShort(float x) {
+  const float f = fmaf(x, -1.44269502f, x * -1.92596299e-8f);
+  return rcpApprox(1.0f + exp2Approx(f));
+}
+__device__ __forceinline__ float swishShort(float x) {
+  const float f = fmaf(x, -1.44269502f, fmaf(x, -1.92596299e-8f, -2.0f));
+  return x * 0.25f * rcpApprox(0.25f + exp2Approx(f));
+}
 /// gelu(x) = x * Phi(x), Phi the normal CDF, as PyTorch's exact (erf) form.
 /// Phi comes from its tail e(a) = Phi(-a) = 2^-(1 + a * P(a)), a = |x|, P of
 /// degree 7 fitted weighted-minimax on [0, 6] (tools/fit_gelu.py); beyond 6

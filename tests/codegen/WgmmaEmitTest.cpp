@@ -260,5 +260,45 @@ TEST(WgmmaEmit, ConvolutionEpiloguesIndexIn64BitsWhereTilesCoverY) {
   EXPECT_TRUE(contains(turn, "in_r[ii]")) << turn;
 }
 
+// TF32 epilogues take the short sigmoid and swish (their error far below
+// the products'); 3xTF32's and the FFMA kernels' keep the accurate ones.
+TEST(WgmmaEmit, TensorCoreEpiloguesAtTf32TakeTheShortSigmoidAndSwish) {
+  const std::string linear =
+      "graph l(x: f32[N, 1024]) {\n"
+      "  param w: f32[96, 1024] = zeros\n  param b: f32[96] = zeros\n"
+      "  y = linear(x, w, b)\n  s = sigmoid(y)\n  out = swish(s)\n"
+      "  return out\n}\n";
+  const std::string conv =
+      "graph c(x: f32[2, 32, 32, 32]) {\n"
+      "  param w: f32[64, 32, 3, 3] = zeros\n  param b: f32[64] = zeros\n"
+      "  y = conv2d(x, w, b, padding=1)\n  s = sigmoid(y)\n"
+      "  out = swish(s)\n  return out\n}\n";
+  // (K 1024: 3xTF32 at highest, not FFMA.)
+  const llvm::SmallVector<int64_t, 6> rows = {300, 1024},
+                                      image = {2, 32, 32, 32};
+  for (MatmulPrecision p : {MatmulPrecision::High, MatmulPrecision::Medium,
+                            MatmulPrecision::Highest})
+    for (const auto &[text, shape] :
+         {std::pair{linear, rows}, std::pair{conv, image}}) {
+      auto ks = kernelsOf(text, shape, "sm_90", p);
+      ASSERT_EQ(ks.size(), 1u) << text;
+      const std::string &src = ks[0].source;
+      const bool tf32 = p != MatmulPrecision::Highest;
+      EXPECT_TRUE(contains(src, "wgmma")) << src;
+      EXPECT_EQ(contains(src, "kiln::swishShort("), tf32) << src;
+      EXPECT_EQ(contains(src, "kiln::sigmoidShort("), tf32) << src;
+      EXPECT_EQ(contains(src, "kiln::swish("), !tf32) << src;
+      EXPECT_EQ(contains(src, "kiln::sigmoid("), !tf32) << src;
+    }
+  // On sm_80 the convolution runs on FFMA: fp32 products, accurate forms.
+  std::string sm80;
+  for (const EmittedKernel &k :
+       kernelsOf(conv, image, "sm_80", MatmulPrecision::High))
+    sm80 += k.source;
+  EXPECT_FALSE(contains(sm80, "wgmma")) << sm80;
+  EXPECT_TRUE(contains(sm80, "kiln::swish(")) << sm80;
+  EXPECT_FALSE(contains(sm80, "Short(")) << sm80;
+}
+
 } // namespace
 } // namespace kiln
