@@ -25,6 +25,18 @@ __device__ __forceinline__ float relu(float x) {
 __device__ __forceinline__ float leakyRelu(float x, float slope) {
   return x > 0.0f ? x : x * slope;
 }
+/// 2^f and 1 / d by the SFU: ex2.approx.ftz (2 ulp) and rcp.approx.ftz (1
+/// ulp), subnormal inputs and results flushed to zero.
+__device__ __forceinline__ float exp2Approx(float f) {
+  float e;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(f));
+  return e;
+}
+__device__ __forceinline__ float rcpApprox(float d) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+  return r;
+}
 /// 1 + expf(-x), as CUDA's expf computes it inlined there (the scale and
 /// the 1 in one fused multiply-add), in one block of PTX: the same
 /// instructions, which NVRTC's front end then does not have to optimise
@@ -69,13 +81,10 @@ __device__ __forceinline__ float onePlusExpNeg(float x) {
 /// 1 + e^-x overflows below x = -88.7 as in PyTorch: the sigmoid 0, the
 /// swish -0 (NaN at -inf).
 __device__ __forceinline__ float sigmoid(float x) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(onePlusExpNeg(x)));
-  return r;
+  return rcpApprox(onePlusExpNeg(x));
 }
 __device__ __forceinline__ float swish(float x) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(onePlusExpNeg(x) * 0.25f));
+  const float r = rcpApprox(onePlusExpNeg(x) * 0.25f);
   return x * 0.25f * r;
 }
 /// The short forms, for the epilogues of tensor-core products whose
@@ -91,16 +100,6 @@ __device__ __forceinline__ float swish(float x) {
 /// The same special values: ex2.approx.ftz over and underflows as e^-x
 /// does, NaN stays NaN; the swish takes e^-x / 4 (exponent - 2) and
 /// multiplies by x / 4 so that its reciprocal stays normal to x = -88.7.
-__device__ __forceinline__ float exp2Approx(float f) {
-  float e;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(f));
-  return e;
-}
-__device__ __forceinline__ float rcpApprox(float d) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
-  return r;
-}
 __device__ __forceinline__ float sigmoidShort(float x) {
   const float f = fmaf(x, -1.44269502f, x * -1.92596299e-8f);
   return rcpApprox(1.0f + exp2Approx(f));
@@ -132,8 +131,7 @@ __device__ __forceinline__ float geluErf(float x) {
   p = fmaf(p, a, 5.249617994e-02f);
   p = fmaf(p, a, 4.592081904e-01f);
   p = fmaf(p, a, 1.151105165e+00f);
-  float e;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(-fmaf(a, p, 1.0f)));
+  float e = exp2Approx(-fmaf(a, p, 1.0f));
   e = a < 6.0f ? e : 0.0f;
   return x * (x < 0.0f ? e : 1.0f - e);
 }
