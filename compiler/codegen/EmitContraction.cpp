@@ -78,15 +78,6 @@ static void storeWhereLive(ExprEmitter &e, llvm::ArrayRef<const Value *> stored,
   code += "    }\n";
 }
 
-/// Whether a tensor-core kernel's epilogues take sigmoid and swish in
-/// their short forms (ExprEmitter::shortMath): one pass, so TF32 products
-/// (about 3e-4 of a convolution's value at `high` and `medium`, against the
-/// short forms' 5.6e-6) or f16 and bf16 tensors (results rounded to 2^-11
-/// or 2^-8); 3xTF32 (`highest`, fp32 accuracy) keeps the accurate ones.
-static bool shortEpilogueMath(const Schedule &s) {
-  return s.get("passes") == 1;
-}
-
 /// linear on Hopper's tensor cores with its fused epilogue: `pre` runs the
 /// elementwise nodes after the linear on pairs of columns (one column where
 /// N is odd; runs of 8 for f16 and bf16 without a group_norm) and stores the
@@ -124,7 +115,7 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
   // pre: y -> the epilogue -> (the group_norm's input in v).
   std::string pre = fmt::format("    const {} ii = i;\n    (void)ii;\n", idxT);
   ExprEmitter pe(domain, vec, "ii", param);
-  pe.shortMath(shortEpilogueMath(s));
+  pe.shortMath(s.get("shortMath", 0)); // (the scheduler's setShortMath)
   pe.bind(y, "v"); // f32 (the scheduler gives halves no epilogue)
   // A tail reads the last stage's values (pre's without a group_norm,
   // else post's): that stage leaves its operand in v, where the template
@@ -182,7 +173,7 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
                         "    for (int l = 0; l < {}; ++l) gy[l] = {};\n",
                         vec, gn.result()->name(), vec, expr);
     ExprEmitter po(domain, vec, "ii", param);
-    po.shortMath(shortEpilogueMath(s));
+    po.shortMath(s.get("shortMath", 0));
     po.bind(gn.result(), "gy");
     llvm::SmallVector<const Value *, 4> postLive;
     for (const Node *e : g.normEpilogue)
@@ -403,8 +394,7 @@ static std::string convEpilogue(const FusionGroup &g, const Schedule &s,
       domain.numElements() < (int64_t(1) << 31) ? "unsigned" : "kiln::i64");
   const int vec = static_cast<int>(s.get("vec"));
   ExprEmitter pe(domain, vec, "ii", param);
-  if (s.kernel == "wgmmaConv")
-    pe.shortMath(shortEpilogueMath(s));
+  pe.shortMath(s.get("shortMath", 0));
   // The 64-bit index where the tensor-core template's tiles cover y (no
   // pixel past its edges, whose index 0 would take a select a value) and
   // its consumers do not take turns: in ping-pong one consumer's stores

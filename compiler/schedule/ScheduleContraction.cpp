@@ -16,6 +16,7 @@
 #include "kiln/tiling.cuh"
 
 #include <fmt/format.h>
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/SmallPtrSet.h>
 
 #include <algorithm>
@@ -175,6 +176,24 @@ int64_t epilogueGroupCols(const Node &anchor, const Node &norm) {
   return cols % 8 == 0 && 128 % cols == 0 ? cols : 0;
 }
 
+/// A tensor-core kernel that multiplies in one pass (TF32 products, about
+/// 3e-4 of a convolution's value at `high` and `medium`; or f16 and bf16
+/// tensors, whose results round to 2^-11 or 2^-8) takes its epilogue's
+/// sigmoid and swish in their short forms, within 5.6e-6 of the value
+/// (codegen's ExprEmitter::shortMath, templates/kiln/ops.cuh): "shortMath"
+/// 1 where the epilogue has one. 3xTF32 (`highest`) keeps the accurate
+/// forms.
+static void setShortMath(Schedule &s, const FusionGroup &g) {
+  auto isShort = [](const Node *e) {
+    return e->op() == OpKind::Sigmoid || e->op() == OpKind::Swish;
+  };
+  if (s.get("passes") != 1 || (llvm::none_of(g.epilogue, isShort) &&
+                               llvm::none_of(g.normEpilogue, isShort)))
+    return;
+  s.set("shortMath", 1);
+  s.reason += ", the epilogue's sigmoid and swish in short forms";
+}
+
 /// The tensor-core kernel's schedule `s` with group g's fused epilogue: the
 /// GroupNorm's group columns, and the reason's words for it.
 void addEpilogue(Schedule &s, const FusionGroup &g) {
@@ -184,6 +203,7 @@ void addEpilogue(Schedule &s, const FusionGroup &g) {
     s.reason += fmt::format(", epilogue of {} node(s){}",
                             g.epilogue.size() + g.normEpilogue.size(),
                             g.norm ? " and the group_norm" : "");
+  setShortMath(s, g);
   // A tail: a min or max's keys combined with atomics across tiles, a sum,
   // mean or logsumexp's partials per tile combined in order after a grid
   // barrier (every block resident: a cooperative launch); then another
@@ -894,6 +914,7 @@ llvm::Expected<Schedule> scheduleConvolution(const FusionGroup &g,
       s->reason += fmt::format(", {} over the channels in the epilogue",
                                opName(g.tail->op()).str());
     }
+    setShortMath(*s, g);
     return std::move(*s);
   }
   if (g.tail)

@@ -289,6 +289,10 @@ TEST(WgmmaEmit, TensorCoreEpiloguesAtTf32TakeTheShortSigmoidAndSwish) {
       EXPECT_EQ(contains(src, "kiln::sigmoidShort("), tf32) << src;
       EXPECT_EQ(contains(src, "kiln::swish("), !tf32) << src;
       EXPECT_EQ(contains(src, "kiln::sigmoid("), !tf32) << src;
+      // The schedule's reason (`kiln plan`'s launch line) says so.
+      EXPECT_EQ(contains(ks[0].strategy, "sigmoid and swish in short forms"),
+                tf32)
+          << ks[0].strategy;
     }
   // On sm_80 the convolution runs on FFMA: fp32 products, accurate forms.
   std::string sm80;
