@@ -530,6 +530,9 @@ def md_cell(text, limit=None):
     return text
 
 
+DTYPE_WORDS = {"f32": "fp32", "f16": "f16", "bf16": "bf16"}
+
+
 def provenance(path, args, command, names, dev, date):
     """Who measured the rows: this command, or with --append the earlier
     table's account of its rows and then this command's (so a table
@@ -547,9 +550,6 @@ def provenance(path, args, command, names, dev, date):
             f" On {date} ({dev}, PyTorch {torch.__version__}, cuDNN "
             f"{torch.backends.cudnn.version()}), the rows of "
             f"{', '.join(names)} again: `{command}`.")
-
-
-DTYPE_WORDS = {"f32": "fp32", "f16": "f16", "bf16": "bf16"}
 
 
 def write_results(rows, path, args, command, header):

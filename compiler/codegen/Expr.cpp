@@ -168,13 +168,9 @@ void ExprEmitter::emit(const Node &n, std::string &out) {
   std::string a = fresh();
   out += fmt::format("    float {}[{}]; // {} = {}\n", a, vec_,
                      n.result()->name(), opName(n.op()).str());
-  const bool isShort =
-      shortMath_ && (n.op() == OpKind::Sigmoid || n.op() == OpKind::Swish);
-  const std::string value =
-      isShort
-          ? fmt::format("kiln::{}Short({})",
-                        n.op() == OpKind::Swish ? "swish" : "sigmoid", ops[0])
-          : n.info().cuda(n, ops);
+  const std::string value = shortMath_ && hasShortForm(n.op())
+                                ? cudaShortForm(n, ops[0])
+                                : n.info().cuda(n, ops);
   out += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
                      "{}[l] = {};\n",
                      vec_, a, roundTo(dt, value));

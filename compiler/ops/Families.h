@@ -79,6 +79,14 @@ llvm::Expected<llvm::SmallVector<int64_t, 4>> reducedDims(const Node &n);
 /// "__int_as_float(0x7f800000)" for inf and NaN.
 std::string cudaFloat(double v);
 
+/// Whether unary op k has a short CUDA form (sigmoid, swish: within 5.6e-6
+/// of the value in half the instructions, templates/kiln/ops.cuh), which
+/// tensor-core epilogues multiplying in one pass take (the scheduler's
+/// "shortMath").
+bool hasShortForm(OpKind k);
+/// The short CUDA form of node n (hasShortForm) on its operand `x`.
+std::string cudaShortForm(const Node &n, const std::string &x);
+
 } // namespace kiln
 
 #endif

@@ -2,6 +2,7 @@
 #include "ops/Families.h"
 #include "ref/Kernels.h"
 
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -240,6 +241,16 @@ std::string cudaUnary(const Node &n, llvm::ArrayRef<std::string> ops) {
   }
 }
 } // namespace
+
+bool hasShortForm(OpKind k) {
+  return k == OpKind::Sigmoid || k == OpKind::Swish;
+}
+
+std::string cudaShortForm(const Node &n, const std::string &x) {
+  assert(hasShortForm(n.op()) && "an op with a short form");
+  return fmt::format("kiln::{}Short({})",
+                     n.op() == OpKind::Swish ? "swish" : "sigmoid", x);
+}
 
 void registerUnaryOps(OpTable &t) {
 #define KILN_OP(E, S, F)                                                       \

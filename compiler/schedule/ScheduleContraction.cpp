@@ -184,9 +184,7 @@ int64_t epilogueGroupCols(const Node &anchor, const Node &norm) {
 /// 1 where the epilogue has one. 3xTF32 (`highest`) keeps the accurate
 /// forms.
 static void setShortMath(Schedule &s, const FusionGroup &g) {
-  auto isShort = [](const Node *e) {
-    return e->op() == OpKind::Sigmoid || e->op() == OpKind::Swish;
-  };
+  auto isShort = [](const Node *e) { return hasShortForm(e->op()); };
   if (s.get("passes") != 1 || (llvm::none_of(g.epilogue, isShort) &&
                                llvm::none_of(g.normEpilogue, isShort)))
     return;
