@@ -229,6 +229,18 @@ __device__ __forceinline__ unsigned tf32Bits(float v) {
   return (__float_as_uint(v) + 0x1000u) & 0xffffe000u;
 }
 
+/// v as the tensor cores read a TF32 operand after cvt.rna.tf32.f32: half
+/// of TF32's last place added to the bits, the 13 low ones left for the
+/// tensor cores to drop, in two instructions where cvt.rna takes four.
+/// Finite values and infinities round as cvt.rna rounds them (past TF32's
+/// largest value to infinity); a NaN stays as it is (the carry would take
+/// one whose top mantissa bits are all set out of its exponent: 0x7fffffff
+/// to -0). Only for operands that reach the tensor cores alone: the low
+/// bits stay set.
+__device__ __forceinline__ float tf32Operand(float v) {
+  return isnan(v) ? v : __uint_as_float(__float_as_uint(v) + 0x1000u);
+}
+
 /// v = big + small, each element rounded to TF32 (as splitOne would, in
 /// about half the instructions: the split bounds 3xTF32's convolutions,
 /// bench/NOTES.md v31). An infinity, v's or that of finite v rounded past

@@ -921,6 +921,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         // with K where x is of one sign, the error 2.5x PyTorch's on [0, 1)
         // inputs). Rounding each fragment as it is loaded cost up to 25%
         // where the products are few (9 roundings a value for 3 x 3).
+        // tf32Operand rather than cvt.rna: the same products, in half the
+        // instructions (3 x 3 64 -> 128 silu 1-2% faster, bench/NOTES.md
+        // v49).
         // (PingPong: by the stage's consumer alone, named barrier 1 + c.)
         float4 *st =
             reinterpret_cast<float4 *>(patch) + s * (L.stageBytes() / 16);
@@ -928,8 +931,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         for (int i = PingPong ? threadIdx.x % 128 : threadIdx.x - 128;
              i < L.patchBytes() / 16; i += Rounders) {
           float4 v = st[i];
-          v.x = roundTf32(v.x), v.y = roundTf32(v.y);
-          v.z = roundTf32(v.z), v.w = roundTf32(v.w);
+          v.x = tf32Operand(v.x), v.y = tf32Operand(v.y);
+          v.z = tf32Operand(v.z), v.w = tf32Operand(v.w);
           st[i] = v;
         }
         if constexpr (PingPong)
