@@ -222,16 +222,18 @@ __device__ __forceinline__ void splitOne(float v, float &big, float &small) {
 }
 
 /// v's bits rounded to TF32 as cvt.rna.tf32.f32 rounds (to nearest, ties
-/// away from zero), in two integer instructions where cvt.rna takes four
-/// (it passes infinities and NaNs through): for finite v only, and v past
-/// the largest TF32 value becomes infinite.
+/// away from zero), in two integer instructions where cvt.rna takes three
+/// (a test that passes infinities and NaNs through, the add, the mask:
+/// H200 SASS, bench/NOTES.md v49): for finite v only, and v past the
+/// largest TF32 value becomes infinite.
 __device__ __forceinline__ unsigned tf32Bits(float v) {
   return (__float_as_uint(v) + 0x1000u) & 0xffffe000u;
 }
 
 /// v as the tensor cores read a TF32 operand after cvt.rna.tf32.f32: half
 /// of TF32's last place added to the bits, the 13 low ones left for the
-/// tensor cores to drop, in two instructions where cvt.rna takes four.
+/// tensor cores to drop, in two instructions (the NaN test and the add)
+/// where cvt.rna takes three.
 /// Finite values and infinities round as cvt.rna rounds them (past TF32's
 /// largest value to infinity); a NaN stays as it is (the carry would take
 /// one whose top mantissa bits are all set out of its exponent: 0x7fffffff

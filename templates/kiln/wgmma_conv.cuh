@@ -921,9 +921,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         // with K where x is of one sign, the error 2.5x PyTorch's on [0, 1)
         // inputs). Rounding each fragment as it is loaded cost up to 25%
         // where the products are few (9 roundings a value for 3 x 3).
-        // tf32Operand rather than cvt.rna: the same products, in half the
-        // instructions (3 x 3 64 -> 128 silu 1-2% faster, bench/NOTES.md
-        // v49).
+        // tf32Operand rather than cvt.rna: the same products, in two
+        // instructions a value, not three (3 x 3 64 -> 128 silu 1% faster,
+        // bench/NOTES.md v49).
         // (PingPong: by the stage's consumer alone, named barrier 1 + c.)
         float4 *st =
             reinterpret_cast<float4 *>(patch) + s * (L.stageBytes() / 16);
