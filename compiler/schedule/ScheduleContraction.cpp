@@ -722,7 +722,7 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       if (streamed > nb)
         nb = streamed, stream = channels, phaseBlocks = streamByPhase;
     }
-  const WgmmaConvLayout layout = layoutFor(nb, phaseBlocks, true, stream);
+  WgmmaConvLayout layout = layoutFor(nb, phaseBlocks, true, stream);
   // TF32 at column stride 2: an item takes both column phases (as the
   // template's CP). Where the rows are even, the epilogue stores pairs of
   // neighbouring columns: both phases' values, or with one phase a tile at
@@ -751,8 +751,6 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   s.set("nb", nb);
   s.set("phaseBlocks", phaseBlocks);
   s.set("vec", vec);
-  if (stream > 0)
-    s.set("stream", stream);
   // Ping-pong consumers (each a whole item, one's stores beside the other's
   // products; TF32 with one accumulator buffer): in parts of 32, or of 64
   // with K = taps x Cin of kConvPingPongMinK or more. An H100 ran L2_19's
@@ -775,6 +773,19 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
       !(stream > 0 && (phaseBlocks || layout.k16)) &&
       (nb == 32 || (nb == 64 && kOf(layout) >= (half ? kConvPingPongMinKHalves
                                                      : kConvPingPongMinK)));
+  // Streamed ping-pong in TF32 on f32 whose stages of 16 channels leave
+  // room for two takes stages of 8, three of them: the producer then fills
+  // one while each consumer holds one. An H200 ran conv2d 3 x 3 of stride
+  // 2 into 64 channels (a patch of 33 rows a tile) 7.5% faster so from 128
+  // channels, 6.8% from 96 and 4.4% from 64 (bench/NOTES.md v49).
+  if (pingPong && stream == kWgmmaConvChannels && !half &&
+      layout.stages < kWgmmaConvStages) {
+    const WgmmaConvLayout eight = layoutFor(nb, phaseBlocks, true, 8);
+    if (eight.stages > layout.stages && eight.sharedBytes() <= sharedLimit)
+      stream = 8, layout = eight;
+  }
+  if (stream > 0)
+    s.set("stream", stream);
   s.set("pingPong", pingPong);
   s.set("tiles", items);
   s.set("stages", layout.stages);

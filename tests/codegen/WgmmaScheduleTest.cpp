@@ -627,12 +627,15 @@ TEST(WgmmaSchedule, ConvolutionsRunOnTensorCores) {
   EXPECT_NE(strided.reason.find("input stride 2x2"), std::string::npos)
       << strided.reason;
   // Stride 2 over 64 input channels: 64 channels' weight (144 KiB) and two
-  // stages do not fit, 32 do; streamed, 64.
+  // stages do not fit, 32 do; streamed, 64, in ping-pong, where stages of
+  // 16 channels would leave two: stages of 8, three.
   const Schedule strided64 =
       convSchedule("conv2d", "2, 64, 64, 64", "64, 64, 3, 3",
                    ", stride=2, padding=1", MatmulPrecision::High);
   EXPECT_EQ(strided64.get("nb"), 64);
-  EXPECT_EQ(strided64.get("stream", 0), 16);
+  EXPECT_EQ(strided64.get("pingPong"), 1) << strided64.str();
+  EXPECT_EQ(strided64.get("stream", 0), 8) << strided64.str();
+  EXPECT_EQ(strided64.get("stages"), 3) << strided64.str();
   // A strided conv_transpose2d whose every tap would leave parts of 16
   // channels: blocks of one phase each, keeping its 4 taps of 32 channels.
   const Schedule byPhase =

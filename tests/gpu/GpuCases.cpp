@@ -1393,6 +1393,20 @@ std::vector<Case> cases() {
                   tol,
                   p});
   }
+  // Streamed ping-pong at stride 2 (72 channels into 64): stages of 8
+  // channels, three (16 would leave two), the last stage's 8 the last of
+  // Cin; odd 27 x 33, NaN, at high and medium.
+  for (MatmulPrecision p : {high, MatmulPrecision::Medium})
+    cs.push_back({std::string("conv_tc_c2d_s2_stream_8_ping_pong_nan") +
+                      (p == high ? "_high" : "_medium"),
+                  convChain("x: f32[N, 72, 27, 33]",
+                            "conv2d(x, w, b, stride=2, padding=1)",
+                            "64, 72, 3, 3", 64, "  s = silu(y)\n  return s\n"),
+                  {{2, 72, 27, 33}},
+                  0,
+                  0.002,
+                  tf32Tol,
+                  p});
   // 4 x 4 of stride 2 from 136 channels in stages of 8 (rows of 32 bytes;
   // parts of 128 at high, 32 at highest), 15 x 17 outputs, NaN.
   const std::string streamK4 = convChain(
