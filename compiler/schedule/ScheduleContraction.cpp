@@ -776,8 +776,9 @@ wgmmaConvSchedule(const Node &n, const ConvShape &c, const TargetInfo &t,
   // Streamed ping-pong in TF32 on f32 whose stages of 16 channels leave
   // room for two takes stages of 8, three of them: the producer then fills
   // one while each consumer holds one. An H200 ran conv2d 3 x 3 of stride
-  // 2 into 64 channels (a patch of 33 rows a tile) 7.5% faster so from 128
-  // channels, 6.8% from 96 and 4.4% from 64 (bench/NOTES.md v49).
+  // 2 into 64 channels (a patch of 33 rows a tile) 7.7% faster so from 128
+  // channels, 6.3% from 96 and 4.6% from 64, though ptxas spills 4 bytes
+  // in them (bench/NOTES.md v49).
   if (pingPong && stream == kWgmmaConvChannels && !half &&
       layout.stages < kWgmmaConvStages) {
     const WgmmaConvLayout eight = layoutFor(nb, phaseBlocks, true, 8);
