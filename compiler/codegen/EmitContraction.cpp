@@ -122,11 +122,16 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
   // takes the keys.
   const Value *tailIn = g.tail ? g.tail->operand(0) : nullptr;
   const int64_t keys = g.tail ? g.tail->result()->shape().numElements() : 0;
-  auto leaveInV = [&](const std::string &a, std::string &code) {
+  // (A group_norm's computed input rounded once, kiln::rounded: its
+  // statistics and its normalisation read the same value.)
+  auto leaveInV = [&](const std::string &a, std::string &code,
+                      bool round = false) {
     if (a != "v")
       code += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
-                          "v[l] = {}[l];\n",
-                          vec, a);
+                          "v[l] = {};\n",
+                          vec,
+                          round ? fmt::format("kiln::rounded({}[l])", a)
+                                : fmt::format("{}[l]", a));
   };
   llvm::SmallVector<const Value *, 4> live;
   for (const Node *e : g.epilogue)
@@ -151,7 +156,7 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
     const Value *x = gn.operand(0), *gamma = gn.operand(1),
                 *beta = gn.operand(2);
     if (x != y)
-      leaveInV(pe.get(x, pre), pre);
+      leaveInV(pe.get(x, pre), pre, true);
     groupCols = s.get("groupCols");
     eps = static_cast<float>(gn.getFloat("eps"));
     post = fmt::format("    const {} ii = i;\n    (void)ii;\n", idxT);

@@ -178,9 +178,14 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
                                     : llvm::ArrayRef<const Value *>(),
                 "prologue", load, functions);
   std::string xa = pro.get(xin, load);
-  load += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
-                      "v[l] = {}[l];\n",
-                      vec, xa);
+  // A computed input is rounded once (kiln::rounded), so that the
+  // statistics and the normalisation read the same value.
+  load +=
+      fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
+                  "v[l] = {};\n",
+                  vec,
+                  computed.count(xin) ? fmt::format("kiln::rounded({}[l])", xa)
+                                      : fmt::format("{}[l]", xa));
   // store(i, y): affine per channel, the epilogue, the writes.
   ExprEmitter epi(x, vec, "ii", param);
   std::string store;

@@ -111,6 +111,19 @@ struct NoPrefetch {
   __device__ __forceinline__ void operator()(i64, unsigned) const {}
 };
 
+/// x rounded to f32 once, for every use: an add with a rounding mode, which
+/// ptxas neither fuses nor removes. Without it ptxas may fuse the multiply
+/// that made x into each use (an FMA sees the product unrounded), so that
+/// two uses read two different values: a GroupNorm's statistics one, its
+/// normalisation another. A group of one value then normalised to about
+/// 1e-13 rather than 0 (NormFuzz seed 301's case 81; bench/NOTES.md v50).
+/// x + -0 is x for every x, -0 and NaN included.
+__device__ __forceinline__ float rounded(float x) {
+  float r;
+  asm("add.rn.f32 %0, %1, 0f80000000;" : "=f"(r) : "f"(x));
+  return r;
+}
+
 /// Sum over the `Width` lanes of each aligned group of a warp (Width a power
 /// of two <= 32); every lane of the group gets the total.
 template <int Width> __device__ __forceinline__ float groupSum(float v) {
