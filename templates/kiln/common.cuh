@@ -112,12 +112,13 @@ struct NoPrefetch {
 };
 
 /// x rounded to f32 once, for every use: an add with a rounding mode, which
-/// ptxas neither fuses nor removes. Without it ptxas may fuse the multiply
+/// ptxas does not fuse into an FMA. Without it ptxas may fuse the multiply
 /// that made x into each use (an FMA sees the product unrounded), so that
 /// two uses read two different values: a GroupNorm's statistics one, its
 /// normalisation another. A group of one value then normalised to about
-/// 1e-13 rather than 0 (NormFuzz seed 301's case 81; bench/NOTES.md v50).
-/// x + -0 is x for every x, -0 and NaN included.
+/// 1e-13 rather than 0 (NormFuzz seed 301's case 81; with it, 0 on an
+/// H200: bench/NOTES.md v50). x + -0 is x for every x, -0 included; NaN
+/// stays NaN.
 __device__ __forceinline__ float rounded(float x) {
   float r;
   asm("add.rn.f32 %0, %1, 0f80000000;" : "=f"(r) : "f"(x));
