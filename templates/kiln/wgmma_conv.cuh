@@ -490,8 +490,18 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
       o += t0 < t && tapKept(t0, ch, cw) ? 1 : 0;
     return o;
   };
-  constexpr int ProducerRegs = !RowReuse ? 96 : K16 ? 80 : 72;
-  constexpr int ConsumerRegs = !RowReuse ? 200 : K16 ? 208 : 216;
+  // Registers a thread (3 x 168 in all, setmaxnreg's multiples of 8):
+  // 3xTF32 sharing rows holds three accumulator sets and total, so its
+  // consumers take 224 (at 216 ptxas serialised the wgmmas, C7512: 1.5x as
+  // slow at 8 and 16 input channels, bench/NOTES.md v51).
+  constexpr int ProducerRegs = !RowReuse     ? 96
+                               : K16         ? 80
+                               : Passes == 3 ? 56
+                                             : 72;
+  constexpr int ConsumerRegs = !RowReuse     ? 200
+                               : K16         ? 208
+                               : Passes == 3 ? 224
+                                             : 216;
   extern __shared__ unsigned char wgmmaShared[];
   __shared__ u64 full[S], empty[S];
   // The block's items in the order it takes them: item i's index (or an
@@ -859,13 +869,13 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     // sums over 144 of K, a stage's, left L2_19 22% less accurate than
     // fp32). TF32 never touches total, and has buffer 1 only with CP 2 (the
     // second column phase's sums).
-    // (3xTF32 sharing rows: a set a row tap, RowTaps, for a column tap's
-    // run, added into total once its steps are done.)
+    // (3xTF32 sharing rows: a step's big*big products, 8 channels of each
+    // row tap, 24 of K for 3 x 3, in acc[step % 2], added into total two
+    // steps later; its small*big and big*small ones, 2^-11 of those, over
+    // the stage in accS, whose truncation in the tensor cores is as small.)
     constexpr int RowTaps = G::KH;
-    constexpr int Bufs = Passes == 3 && RowReuse  ? RowTaps
-                         : Passes == 3 || CP == 2 ? 2
-                                                  : 1;
-    float acc[Bufs][MB][NB / 2], total[MB][NB / 2];
+    constexpr int Bufs = Passes == 3 || CP == 2 ? 2 : 1;
+    float acc[Bufs][MB][NB / 2], total[MB][NB / 2], accS[MB][NB / 2];
 #pragma unroll
     for (int m = 0; m < MB; ++m)
 #pragma unroll
@@ -874,6 +884,7 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         for (int u = 0; u < Bufs; ++u)
           acc[u][m][i] = 0.f;
         total[m][i] = 0.f;
+        accS[m][i] = 0.f;
       }
     // A tap's first product replaces acc[buf] (by-phase blocks: acc[buf] is
     // zeroed once added, which spilled less than replacing there).
@@ -890,6 +901,16 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
           if constexpr (!Replace)
             acc[buf][m][i] = 0.f;
         }
+    };
+    // total += accS (its products are done).
+    auto promoteSmall = [&] {
+      pin(accS[0]);
+      pin(accS[1]);
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+#pragma unroll
+        for (int i = 0; i < NB / 2; ++i)
+          total[m][i] += accS[m][i];
     };
     // Streamed, wgmma reads a stage's weight after its fragments are
     // loaded: the stage before is released once this stage's products have
@@ -1058,12 +1079,8 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                   loadTf32(a[r], P + ks * 8 * L.plane + r * L.rowW + dx);
               if constexpr (Passes == 3) {
                 // Each row split once for its row taps (small*big +
-                // big*small + big*big), row tap kh's sums over the column
-                // tap's steps (16 of K, as without sharing) in acc[kh], the
-                // first product replacing; added into total at the next
-                // column tap's first step, behind its loads and split (at
-                // the tap's last step, they waited: 2-3% slower, and
-                // spilled). One step in flight past each commit.
+                // big*small + big*big). One step in flight past each
+                // commit.
                 unsigned big[Rows][4], small[Rows][4];
 #pragma unroll
                 for (int r = 0; r < Rows; ++r)
@@ -1073,20 +1090,31 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
                 for (int r = 0; r < Rows; ++r)
                   if (needed(r, 0, MB))
                     pin(big[r]), pin(small[r]); // (split before the fence)
-                // A column tap's first step: the one before's sums, done
-                // now, into total (its last products ran behind this
-                // step's loads and split).
-                if (ks == 0 && (chunk > 0 || step > 0)) {
+                // The step's big*big products (its row taps') accumulate
+                // in acc[step % 2], the first replacing, after the step two
+                // before's sums there, done since the last step's wait, are
+                // added into total; the small ones in accS, replaced at the
+                // stage's first step. That step waits for the stage
+                // before's last products (behind its loads and split) and
+                // adds its last two steps' sums and accS. So no column tap
+                // ends in a wait for its products, and the big sums, whose
+                // truncation in the tensor cores bounds the error, run
+                // over 3 wgmmas (24 of K) where each row tap's set for a
+                // column tap ran over 6 (16 of K): 2-6% faster, more
+                // accurate from 16 input channels (bench/NOTES.md v51).
+                constexpr int Steps = KS * G::KW;
+                if (step == 0 && chunk > 0) {
                   mmaWait<0>();
-#pragma unroll
-                  for (int kh = 0; kh < RowTaps; ++kh)
-                    promote(kh);
+                  promote(0);
+                  if constexpr (Steps > 1)
+                    promote(1);
+                  promoteSmall();
+                } else if (step >= 2) {
+                  promote(step % 2);
                 }
 #pragma unroll
-                for (int kh = 0; kh < RowTaps; ++kh)
-#pragma unroll
-                  for (int m = 0; m < MB; ++m)
-                    pin(acc[kh][m]);
+                for (int m = 0; m < MB; ++m)
+                  pin(acc[step % 2][m]), pin(accS[m]);
                 mmaFence();
 #pragma unroll
                 for (int kh = 0; kh < RowTaps; ++kh) {
@@ -1097,9 +1125,9 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
 #pragma unroll
                   for (int m = 0; m < MB; ++m) {
                     const int r = m + dy - L.dyMin;
-                    convMma<NB>(acc[kh][m], small[r], db, ks != 0);
-                    convMma<NB>(acc[kh][m], big[r], dbSmall);
-                    convMma<NB>(acc[kh][m], big[r], db);
+                    convMma<NB>(accS[m], small[r], db, step != 0 || kh != 0);
+                    convMma<NB>(accS[m], big[r], dbSmall);
+                    convMma<NB>(acc[step % 2][m], big[r], db, kh != 0);
                   }
                 }
                 mmaCommit();
@@ -1249,10 +1277,12 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
         barrierArrive(&empty[s]);
     }
     mmaWait<0>();
-    if constexpr (Passes == 3 && RowReuse) // the last column tap's sums
-#pragma unroll
-      for (int kh = 0; kh < RowTaps; ++kh)
-        promote(kh);
+    if constexpr (Passes == 3 && RowReuse) { // the last steps' sums, accS
+      promote(0);
+      if constexpr ((K16 ? 1 : CC / 8) * G::KW > 1)
+        promote(1);
+      promoteSmall();
+    }
     if constexpr (Stream)
       barrierArrive(&empty[(it - 1) % S]);
     if (PingPong) // the other consumer's turn
