@@ -889,29 +889,21 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
     // A tap's first product replaces acc[buf] (by-phase blocks: acc[buf] is
     // zeroed once added, which spilled less than replacing there).
     constexpr bool Replace = !PhaseBlocks;
-    // total += acc[buf] (its products are done).
-    auto promote = [&](int buf) {
-      pin(acc[buf][0]);
-      pin(acc[buf][1]);
+    // total += sums (their products are done): acc[buf], or accS.
+    auto addIntoTotal = [&](float(&sums)[MB][NB / 2]) {
+      pin(sums[0]);
+      pin(sums[1]);
 #pragma unroll
       for (int m = 0; m < 2; ++m)
 #pragma unroll
         for (int i = 0; i < NB / 2; ++i) {
-          total[m][i] += acc[buf][m][i];
+          total[m][i] += sums[m][i];
           if constexpr (!Replace)
-            acc[buf][m][i] = 0.f;
+            sums[m][i] = 0.f;
         }
     };
-    // total += accS (its products are done).
-    auto promoteSmall = [&] {
-      pin(accS[0]);
-      pin(accS[1]);
-#pragma unroll
-      for (int m = 0; m < 2; ++m)
-#pragma unroll
-        for (int i = 0; i < NB / 2; ++i)
-          total[m][i] += accS[m][i];
-    };
+    auto promote = [&](int buf) { addIntoTotal(acc[buf]); };
+    auto promoteSmall = [&] { addIntoTotal(accS); };
     // Streamed, wgmma reads a stage's weight after its fragments are
     // loaded: the stage before is released once this stage's products have
     // waited out its last ones (after one step; after two where 3xTF32
