@@ -463,13 +463,13 @@ wgmmaConv(const TX *__restrict__ x, const TX *__restrict__ w,
   const int rh = phase / SW, rw = phase % SW; // PhaseBlocks' phase
   // At input row stride 1 the row taps of a column tap share fragments
   // (below). TF32 keeps two steps' rows in flight: its consumers take 216
-  // registers and the producer 72 (128 x 72 + 256 x 216 = 64 Ki). k16, in
+  // registers and the producer 72 (128 x 72 + 256 x 216 = 384 x 168). k16, in
   // ping-pong conv2d only, two halves' (by m64 block): 208 and 80 (its
   // producer's transposes spilled at 72); its conv_transpose2d (L2_19) ran
   // 12-18% slower so, for reasons not found (bench/NOTES.md v29). conv2d's
   // stride 2 (9 rows for 12 products) would serialise TF32's wgmmas.
-  // 3xTF32 shares rows too (one output phase, 3 row taps at most: an
-  // accumulator set a row tap) at the same split.
+  // 3xTF32 shares rows too (one output phase, 3 row taps at most), with
+  // three accumulator sets: its consumers take 224 and the producer 56.
   constexpr bool RowReuse = wgmmaConvSharesRows(Tr, IH, Passes, K16, PingPong,
                                                 (G::KH - 1) * G::DH, Phases);
   // Whether a block keeps tap t of the weight (in shared memory or a
