@@ -122,16 +122,11 @@ static llvm::Expected<EmittedKernel> emitWgmmaLinear(const FusionGroup &g,
   // takes the keys.
   const Value *tailIn = g.tail ? g.tail->operand(0) : nullptr;
   const int64_t keys = g.tail ? g.tail->result()->shape().numElements() : 0;
-  // (A group_norm's computed input rounded once, kiln::rounded: its
-  // statistics and its normalisation read the same value.)
+  // (A group_norm's computed input rounded once: copyIntoV.)
   auto leaveInV = [&](const std::string &a, std::string &code,
                       bool round = false) {
     if (a != "v")
-      code += fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
-                          "v[l] = {};\n",
-                          vec,
-                          round ? fmt::format("kiln::rounded({}[l])", a)
-                                : fmt::format("{}[l]", a));
+      code += copyIntoV(vec, a, round);
   };
   llvm::SmallVector<const Value *, 4> live;
   for (const Node *e : g.epilogue)

@@ -178,14 +178,8 @@ llvm::Expected<EmittedKernel> emitGroupNorm(const FusionGroup &g,
                                     : llvm::ArrayRef<const Value *>(),
                 "prologue", load, functions);
   std::string xa = pro.get(xin, load);
-  // A computed input is rounded once (kiln::rounded), so that the
-  // statistics and the normalisation read the same value.
-  load +=
-      fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
-                  "v[l] = {};\n",
-                  vec,
-                  computed.count(xin) ? fmt::format("kiln::rounded({}[l])", xa)
-                                      : fmt::format("{}[l]", xa));
+  // A computed input is rounded once (copyIntoV).
+  load += copyIntoV(vec, xa, computed.count(xin));
   // store(i, y): affine per channel, the epilogue, the writes.
   ExprEmitter epi(x, vec, "ii", param);
   std::string store;

@@ -94,6 +94,14 @@ ExprEmitter::ExprEmitter(Shape domain, int vec, std::string idx,
     : domain_(std::move(domain)), vec_(vec), idx_(std::move(idx)),
       param_(std::move(param)) {}
 
+std::string copyIntoV(int vec, const std::string &a, bool round) {
+  return fmt::format("#pragma unroll\n    for (int l = 0; l < {}; ++l) "
+                     "v[l] = {};\n",
+                     vec,
+                     round ? fmt::format("kiln::rounded({}[l])", a)
+                           : fmt::format("{}[l]", a));
+}
+
 void ExprEmitter::bind(const Value *v, std::string array) {
   arrays_[v] = std::move(array);
 }

@@ -37,6 +37,11 @@ std::string cudaStorageType(DType t);
 /// `expr` (a float) rounded to dtype t, as an op of that dtype stores it;
 /// `expr` itself for f32.
 std::string roundTo(DType t, const std::string &expr);
+/// Code setting `v[l] = a[l]` for each of `vec` lanes, through
+/// kiln::rounded where `round`: a group_norm's computed input is rounded
+/// once, so that its statistics and its normalisation read the same value
+/// (ptxas may otherwise fuse the multiply that made it into each use).
+std::string copyIntoV(int vec, const std::string &a, bool round);
 /// A float expression for element `idx` of tensor v held in `param`.
 std::string loadScalar(const Value *v, const std::string &param,
                        const std::string &idx);
